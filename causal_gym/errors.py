@@ -1,0 +1,32 @@
+"""The one error root of the taskset and its leaves.
+
+Every leaf says *when* it is raised, so a caller can decide whether the problem is
+the user's input (bad id, bad key: fix the command line) or the generator's (a task
+that cannot be built: a bug or a mis-tuned tier).
+"""
+
+from __future__ import annotations
+
+
+class CausalGymError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class TaskIdError(CausalGymError, ValueError):
+    """Raised while parsing a task id that is not `<namespace>:<family>:<index>`."""
+
+
+class KeyFormatError(CausalGymError, ValueError):
+    """Raised while resolving a derivation key that is not usable hex."""
+
+
+class GenerationError(CausalGymError):
+    """Raised when every candidate SCM for a task id was rejected."""
+
+
+class DataDictionaryError(CausalGymError, ValueError):
+    """Raised while reading a staged README.md that lacks the data-dictionary table."""
+
+
+class StagingError(CausalGymError, OSError):
+    """Raised while writing staged files to a directory that cannot take them."""

@@ -1,0 +1,60 @@
+"""Solvability: the honest reference must work on the exact staged bytes.
+
+This is checked on what the agent will see (after duplicates, outliers, blanks and
+recoding), not on the clean sample. It never looks at the truth: rejecting tasks
+whose reference interval misses would silently fake the audit's coverage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from causal_gym.reference.analyst import (
+    ReferenceFit,
+    Z,
+    fit_reference,
+    outcome_scale,
+    parse_readme,
+    read_staged,
+)
+
+MIN_ARM_ROWS = 30
+#: Reference interval width above this share of the outcome's scale is hopeless.
+MAX_WIDTH_TO_SCALE = 0.6
+
+
+@dataclass(frozen=True)
+class Solvability:
+    fit: ReferenceFit
+    scale: float
+    reasons: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+    @property
+    def reference_width(self) -> float:
+        """r = 2 z_0.95 SE: the width an honest 90% interval has on this frame."""
+        return 2.0 * Z * self.fit.se
+
+
+def check_solvability(csv_bytes: bytes, readme_text: str) -> Solvability:
+    dictionary = parse_readme(readme_text)
+    staged = read_staged(csv_bytes, dictionary)
+    fit = fit_reference(staged, dictionary)
+    scale = outcome_scale(staged, dictionary.outcome)
+    reasons: list[str] = []
+    if not fit.full_rank:
+        reasons.append("reference design matrix is rank deficient")
+    if min(fit.n_treated, fit.n_control) < MIN_ARM_ROWS:
+        reasons.append(
+            f"an arm has fewer than {MIN_ARM_ROWS} clean rows "
+            f"({fit.n_treated} treated, {fit.n_control} control)"
+        )
+    if not (math.isfinite(fit.se) and fit.se > 0 and math.isfinite(fit.estimate)):
+        reasons.append("reference standard error is not finite and positive")
+    elif 2.0 * Z * fit.se / scale > MAX_WIDTH_TO_SCALE:
+        reasons.append(f"reference width / scale exceeds {MAX_WIDTH_TO_SCALE}")
+    return Solvability(fit, scale, tuple(reasons))

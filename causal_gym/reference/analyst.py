@@ -1,0 +1,216 @@
+"""The honest reference analyst: what a careful, unremarkable statistician would do.
+
+This file is deliberately self-contained (standard library, numpy, pandas, scipy,
+statsmodels only) because it is copied verbatim into agent sandboxes, which hold
+the analyst toolchain but never the `causal_gym` package. It reads only the two
+staged files and uses only what the README declares:
+
+1. drop exact duplicate rows;
+2. map every documented treatment spelling to 1/0;
+3. drop rows with a blank in the treatment, outcome or any pre-treatment column;
+4. drop gross outcome outliers (more than 6 robust SDs from the median, via MAD);
+5. OLS of the outcome on the treatment and all declared pre-treatment covariates
+   (categoricals as dummies), 90% normal interval from the classical SE.
+
+Run as a script: `python analyst.py DIR` prints the reference submission JSON.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy.stats import norm
+
+LEVEL = 0.90
+Z = float(norm.ppf(0.5 + LEVEL / 2))
+OUTLIER_CUTOFF = 6.0
+MAD_TO_SD = 1.4826
+NULL_PROBABILITY_IF_ZERO_INSIDE = 0.25
+NULL_PROBABILITY_IF_ZERO_OUTSIDE = 0.95
+
+_ANSWER = re.compile(r"^Answer type: `(ate|adjustment|null_detect)`", re.MULTILINE)
+_COLUMN = re.compile(
+    r"^\| `([^`]+)` \| (pre-treatment|post-treatment|treatment|outcome) \| "
+    r"(numeric|binary|categorical|coded) \|",
+    re.MULTILINE,
+)
+_CODE = re.compile(r"^\| `([^`]*)` \| (treated|control) \|\s*$", re.MULTILINE)
+
+
+class ReadmeFormatError(ValueError):
+    """Raised when README.md lacks the data-dictionary pieces this analyst needs."""
+
+
+@dataclass(frozen=True)
+class DataDictionary:
+    family: str
+    treatment: str
+    outcome: str
+    pre_treatment: tuple[str, ...]
+    post_treatment: tuple[str, ...]
+    types: dict[str, str]
+    treated_codes: tuple[str, ...]
+    control_codes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReferenceFit:
+    estimate: float
+    se: float
+    ci_lower: float
+    ci_upper: float
+    n_staged: int
+    n_used: int
+    n_treated: int
+    n_control: int
+    full_rank: bool
+    dropped_duplicates: int
+    dropped_missing: int
+    dropped_outliers: int
+
+    @property
+    def width(self) -> float:
+        return self.ci_upper - self.ci_lower
+
+
+def parse_readme(text: str) -> DataDictionary:
+    answer = _ANSWER.search(text)
+    rows = _COLUMN.findall(text)
+    codes = _CODE.findall(text)
+    if answer is None or not rows or not codes:
+        raise ReadmeFormatError("README.md lacks the answer type, column table or treatment coding")
+    by_timing: dict[str, list[str]] = {}
+    for name, timing, _kind in rows:
+        by_timing.setdefault(timing, []).append(name)
+    if len(by_timing.get("treatment", [])) != 1 or len(by_timing.get("outcome", [])) != 1:
+        raise ReadmeFormatError("README.md must declare exactly one treatment and one outcome")
+    return DataDictionary(
+        family=answer.group(1),
+        treatment=by_timing["treatment"][0],
+        outcome=by_timing["outcome"][0],
+        pre_treatment=tuple(by_timing.get("pre-treatment", [])),
+        post_treatment=tuple(by_timing.get("post-treatment", [])),
+        types={name: kind for name, _timing, kind in rows},
+        treated_codes=tuple(c for c, meaning in codes if meaning == "treated"),
+        control_codes=tuple(c for c, meaning in codes if meaning == "control"),
+    )
+
+
+def read_staged(csv_bytes: bytes, dictionary: DataDictionary) -> pd.DataFrame:
+    """Parse data.csv: only empty cells are missing; the treatment and categorical
+    columns stay text (so `1`/`yes` codes survive), everything else is numeric."""
+    text_columns = {dictionary.treatment} | {
+        c for c, kind in dictionary.types.items() if kind == "categorical"
+    }
+    frame = pd.read_csv(
+        io.BytesIO(csv_bytes),
+        dtype={c: str for c in text_columns},
+        keep_default_na=False,
+        na_values=[""],
+    )
+    for col in frame.columns:
+        if col not in text_columns and not pd.api.types.is_float_dtype(frame[col]):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    return frame
+
+
+def outcome_scale(frame: pd.DataFrame, outcome: str) -> float:
+    """The observable scale s: population SD of the staged outcome, blanks ignored."""
+    return max(float(np.nanstd(frame[outcome].to_numpy(float), ddof=0)), 1e-6)
+
+
+def fit_reference(staged: pd.DataFrame, dictionary: DataDictionary) -> ReferenceFit:
+    d = dictionary
+    n_staged = len(staged)
+    deduped = staged.drop_duplicates()
+    codes = {c: 1.0 for c in d.treated_codes} | {c: 0.0 for c in d.control_codes}
+    used = [d.outcome, *d.pre_treatment]
+    frame = deduped[used].assign(__t=deduped[d.treatment].map(codes).astype(float))
+    complete = frame.dropna()
+    y = complete[d.outcome].to_numpy(float)
+    median = float(np.median(y)) if len(y) else 0.0
+    spread = MAD_TO_SD * float(np.median(np.abs(y - median))) if len(y) else 0.0
+    keep = np.abs(y - median) <= OUTLIER_CUTOFF * spread if spread > 0 else np.ones(len(y), bool)
+    clean = complete[keep]
+
+    categorical = [c for c in d.pre_treatment if d.types[c] == "categorical"]
+    columns = [np.ones(len(clean)), clean["__t"].to_numpy(float)]
+    columns += [clean[c].to_numpy(float) for c in d.pre_treatment if c not in categorical]
+    for col in categorical:
+        values = clean[col].to_numpy(str)
+        columns += [(values == level).astype(float) for level in sorted(set(values))[1:]]
+    design = np.column_stack(columns)
+    target = clean[d.outcome].to_numpy(float)
+    n_treated = int(clean["__t"].sum())
+    full_rank = (
+        bool(len(target) > design.shape[1])
+        and int(np.linalg.matrix_rank(design)) == design.shape[1]
+    )
+    if full_rank:
+        fit = sm.OLS(target, design).fit()
+        estimate, se = float(fit.params[1]), float(fit.bse[1])
+    else:
+        estimate, se = float("nan"), float("nan")
+    return ReferenceFit(
+        estimate=estimate,
+        se=se,
+        ci_lower=estimate - Z * se,
+        ci_upper=estimate + Z * se,
+        n_staged=n_staged,
+        n_used=len(target),
+        n_treated=n_treated,
+        n_control=len(target) - n_treated,
+        full_rank=full_rank,
+        dropped_duplicates=n_staged - len(deduped),
+        dropped_missing=len(deduped) - len(complete),
+        dropped_outliers=len(complete) - len(clean),
+    )
+
+
+def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[str, object]:
+    answer: dict[str, object] = {
+        "estimate": fit.estimate,
+        "ci_lower": fit.ci_lower,
+        "ci_upper": fit.ci_upper,
+    }
+    if dictionary.family == "adjustment":
+        answer["adjustment_set"] = list(dictionary.pre_treatment)
+    elif dictionary.family == "null_detect":
+        zero_inside = fit.ci_lower <= 0.0 <= fit.ci_upper
+        answer["effect_probability"] = (
+            NULL_PROBABILITY_IF_ZERO_INSIDE if zero_inside else NULL_PROBABILITY_IF_ZERO_OUTSIDE
+        )
+    return answer
+
+
+def analyze_directory(directory: Path) -> tuple[ReferenceFit, dict[str, object]]:
+    dictionary = parse_readme((directory / "README.md").read_text(encoding="utf-8"))
+    staged = read_staged((directory / "data.csv").read_bytes(), dictionary)
+    fit = fit_reference(staged, dictionary)
+    return fit, reference_submission(fit, dictionary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python analyst.py DIR  (DIR holds data.csv and README.md)", file=sys.stderr)
+        return 2
+    try:
+        _fit, answer = analyze_directory(Path(args[0]))
+    except (OSError, ReadmeFormatError, KeyError) as exc:
+        print(f"reference analyst: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

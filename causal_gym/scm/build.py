@@ -1,0 +1,207 @@
+"""Draw one candidate SCM for a task from its `scm` stream.
+
+The shape is fixed by role (who points at whom) so that the full declared
+pre-treatment set is a valid backdoor set by construction; the certificate then
+checks that claim on the actual graph instead of trusting this module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
+from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
+from causal_gym.spec.tiers import TierSpec
+from causal_gym.task_id import Family
+
+PROPENSITY_BAND = (0.05, 0.95)
+
+
+@dataclass(frozen=True)
+class RoleCounts:
+    confounders: int
+    blockers: int
+    instruments: int
+    predictors: int
+    irrelevant: int
+    decoys: int
+    binary: int
+    categorical: int
+    mediators: int
+    descendants: int
+
+
+def draw_counts(spec: TierSpec, family: Family, rng: np.random.Generator) -> RoleCounts:
+    def pick(bounds: tuple[int, int]) -> int:
+        return int(rng.integers(bounds[0], bounds[1] + 1))
+
+    counts = {name: pick(getattr(spec, name)) for name in RoleCounts.__dataclass_fields__}
+    if family is Family.ADJUSTMENT:
+        counts["decoys"] = max(counts["decoys"], 1)  # the family is about choosing a set
+    return RoleCounts(**counts)
+
+
+class _Builder:
+    """Accumulates nodes in topological order and edges with drawn weights."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        self.nodes: list[Node] = []
+        self.edges: list[Edge] = []
+
+    def signed(self, low: float, high: float) -> float:
+        return float(self.rng.uniform(low, high) * self.rng.choice((-1.0, 1.0)))
+
+    def add(self, node: Node) -> str:
+        self.nodes.append(node)
+        return node.id
+
+    def kind_of(self, node_id: str) -> Node:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def link(self, parent: str, child: str, weight: float) -> None:
+        """A continuous-scale weight; discrete parents get a per-variance rescale."""
+        node = self.kind_of(parent)
+        if node.kind is Kind.CATEGORICAL:
+            levels = len(node.level_probs)
+            spread = self.rng.normal(0.0, abs(weight), levels - 1)
+            weights = (0.0, *(float(w) for w in spread))
+        elif node.kind is Kind.BINARY:
+            weights = (2.0 * weight,)
+        else:
+            weights = (weight,)
+        self.edges.append(Edge(parent, child, weights))
+
+    def root(self, node_id: str, role: Role, kind: Kind) -> str:
+        if kind is Kind.BINARY:
+            return self.add(Node(node_id, role, kind, prob=float(self.rng.uniform(0.2, 0.6))))
+        if kind is Kind.CATEGORICAL:
+            levels = int(self.rng.integers(3, 5))
+            draw = self.rng.dirichlet(np.full(levels, 4.0))
+            head = [float(p) for p in draw[:-1]]
+            probs = (*head, 1.0 - sum(head))
+            return self.add(Node(node_id, role, kind, level_probs=probs))
+        return self.add(Node(node_id, role))
+
+    def child(
+        self, node_id: str, role: Role, parents: list[tuple[str, float]], noise: float
+    ) -> str:
+        self.add(Node(node_id, role, noise_sd=noise))
+        for parent, weight in parents:
+            self.link(parent, node_id, weight)
+        return node_id
+
+
+def _root_kinds(n_roots: int, counts: RoleCounts, rng: np.random.Generator) -> list[Kind]:
+    kinds = [Kind.CONTINUOUS] * n_roots
+    n_binary = min(counts.binary, n_roots)
+    n_categorical = min(counts.categorical, n_roots - n_binary)
+    chosen = rng.permutation(n_roots)[: n_binary + n_categorical]
+    for i, slot in enumerate(chosen):
+        kinds[int(slot)] = Kind.BINARY if i < n_binary else Kind.CATEGORICAL
+    return kinds
+
+
+def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.random.Generator) -> Scm:
+    counts = draw_counts(spec, family, rng)
+    b = _Builder(rng)
+
+    root_roles = (
+        [("c", Role.CONFOUNDER)] * counts.confounders
+        + [("z", Role.INSTRUMENT)] * counts.instruments
+        + [("p", Role.PREDICTOR)] * counts.predictors
+        + [("a", Role.DECOY_PARENT)] * counts.decoys
+        + [("r", Role.IRRELEVANT)] * counts.irrelevant
+    )
+    kinds = _root_kinds(len(root_roles), counts, rng)
+    seen: dict[str, int] = {}
+    roots: dict[Role, list[str]] = {}
+    deferred_irrelevant: list[str] = []
+    for (prefix, role), kind in zip(root_roles, kinds, strict=True):
+        node_id = f"{prefix}{seen.setdefault(prefix, 0)}"
+        seen[prefix] += 1
+        if role is Role.IRRELEVANT and kind is Kind.CONTINUOUS and rng.random() < 0.5:
+            deferred_irrelevant.append(node_id)  # becomes a child of another covariate
+            continue
+        roots.setdefault(role, []).append(b.root(node_id, role, kind))
+
+    latents = [
+        b.root(f"l{i}", Role.LATENT_CONFOUNDER, Kind.CONTINUOUS) for i in range(counts.blockers)
+    ]
+    decoy_latents = [
+        b.root(f"u{i}", Role.DECOY_LATENT, Kind.CONTINUOUS) for i in range(counts.decoys)
+    ]
+
+    blockers = []
+    for i, latent in enumerate(latents):
+        w = float(rng.uniform(0.6, 0.9))
+        blockers.append(b.child(f"b{i}", Role.BLOCKER, [(latent, w)], math.sqrt(1 - w * w)))
+    for i, (parent, latent) in enumerate(
+        zip(roots.get(Role.DECOY_PARENT, []), decoy_latents, strict=True)
+    ):
+        b.child(
+            f"d{i}", Role.DECOY, [(parent, b.signed(0.5, 0.9)), (latent, b.signed(0.5, 0.9))], 0.5
+        )
+
+    continuous_sources = [
+        n.id
+        for n in b.nodes
+        if n.kind is Kind.CONTINUOUS and n.role in (Role.CONFOUNDER, Role.PREDICTOR)
+    ]
+    for node_id in deferred_irrelevant:
+        if continuous_sources:
+            parent = continuous_sources[int(rng.integers(len(continuous_sources)))]
+            w = float(rng.uniform(0.3, 0.7))
+            b.child(node_id, Role.IRRELEVANT, [(parent, w)], math.sqrt(1 - w * w))
+        else:
+            b.root(node_id, Role.IRRELEVANT, Kind.CONTINUOUS)
+
+    # Treatment: every parent is an observed pre-treatment covariate, so adjusting for
+    # all of them blocks every backdoor path at its first step.
+    t_parents = (
+        roots.get(Role.CONFOUNDER, [])
+        + roots.get(Role.INSTRUMENT, [])
+        + blockers
+        + roots.get(Role.DECOY_PARENT, [])
+    )
+    scale = spec.propensity_strength / math.sqrt(max(len(t_parents), 1))
+    b.add(Node(TREATMENT_ID, Role.TREATMENT, intercept=float(rng.uniform(-0.6, 0.6))))
+    for parent in t_parents:
+        b.link(parent, TREATMENT_ID, b.signed(0.5, 1.0) * scale)
+
+    low, high = EFFECT_MAGNITUDE[effect]
+    is_null = effect is EffectClass.STRUCTURAL_NULL
+    target = 0.0 if is_null else b.signed(low, high)
+    mediated = 0.0
+    mediator_links: list[tuple[str, float]] = []
+    for i in range(counts.mediators):
+        alpha = b.signed(0.4, 1.0)
+        m = b.child(f"m{i}", Role.MEDIATOR, [(TREATMENT_ID, alpha)], 1.0)
+        if not is_null:
+            delta = b.signed(0.2, 0.6)
+            mediated += alpha * delta
+            mediator_links.append((m, delta))
+
+    y_parents: list[tuple[str, float]] = []
+    y_parents += [(c, b.signed(0.3, 0.8)) for c in roots.get(Role.CONFOUNDER, [])]
+    y_parents += [(p, b.signed(0.3, 1.0)) for p in roots.get(Role.PREDICTOR, [])]
+    y_parents += [(u, b.signed(0.4, 0.8)) for u in latents + decoy_latents]
+    y_parents += mediator_links
+    direct = target - mediated
+    if not is_null and direct != 0.0:
+        y_parents.append((TREATMENT_ID, direct))
+    b.child(OUTCOME_ID, Role.OUTCOME, y_parents, float(rng.uniform(*spec.outcome_noise_sd)))
+
+    for i in range(counts.descendants):
+        mode = int(rng.integers(3))  # 0: of T, 1: of Y, 2: of both
+        parents = []
+        if mode in (0, 2):
+            parents.append((TREATMENT_ID, b.signed(0.5, 1.0)))
+        if mode in (1, 2):
+            parents.append((OUTCOME_ID, b.signed(0.4, 0.9)))
+        b.child(f"e{i}", Role.DESCENDANT, parents, float(rng.uniform(0.5, 1.0)))
+
+    return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND)

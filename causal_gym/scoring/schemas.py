@@ -1,0 +1,73 @@
+"""Typed submissions, one model per family.
+
+These models are the contract printed in every README (via their JSON Schema), the
+shape of the `submit_answer` tool and the gate in front of the scorer: anything that
+does not validate is answered with errors and never scored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from causal_gym.task_id import Family
+
+INTERVAL_LEVEL = 0.90
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class AteSubmission(BaseModel):
+    """Point estimate of the population ATE with a 90% interval."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+    estimate: FiniteFloat = Field(
+        description="Point estimate of the population average treatment effect."
+    )
+    ci_lower: FiniteFloat = Field(description="Lower end of the 90% interval for the ATE.")
+    ci_upper: FiniteFloat = Field(description="Upper end of the 90% interval; must be >= ci_lower.")
+
+    @model_validator(mode="after")
+    def _bounds_ordered(self) -> AteSubmission:
+        if self.ci_lower > self.ci_upper:
+            raise ValueError(f"ci_lower ({self.ci_lower}) must be <= ci_upper ({self.ci_upper})")
+        return self
+
+
+class AdjustmentSubmission(AteSubmission):
+    """ATE answer plus the covariates the estimate adjusts for."""
+
+    adjustment_set: list[str] = Field(
+        description="Names of pre-treatment columns that form a valid backdoor adjustment set."
+    )
+
+    @model_validator(mode="after")
+    def _names_unique(self) -> AdjustmentSubmission:
+        repeated = sorted({n for n in self.adjustment_set if self.adjustment_set.count(n) > 1})
+        if repeated:
+            raise ValueError(f"adjustment_set lists columns more than once: {', '.join(repeated)}")
+        return self
+
+
+class NullDetectSubmission(AteSubmission):
+    """ATE answer plus a probability that the true effect is not exactly zero."""
+
+    effect_probability: FiniteFloat = Field(
+        ge=0.0, le=1.0, description="Probability in [0, 1] that the true ATE is non-zero."
+    )
+
+
+SUBMISSION_MODELS: dict[Family, type[AteSubmission]] = {
+    Family.ATE: AteSubmission,
+    Family.ADJUSTMENT: AdjustmentSubmission,
+    Family.NULL_DETECT: NullDetectSubmission,
+}
+
+
+def submission_json_schema(family: Family) -> dict[str, object]:
+    """JSON Schema of the family's submission, as printed in the README."""
+    schema = SUBMISSION_MODELS[family].model_json_schema()
+    schema["title"] = f"{family.value} submission"
+    return schema

@@ -1,0 +1,1 @@
+"""Task plans and difficulty tiers."""

@@ -1,0 +1,91 @@
+"""What a task id commits to before any SCM is drawn: tier, row count, effect class.
+
+These are attempt-independent so a rejected candidate is redrawn inside the same
+plan (same tier, same staged size, same null/non-null class).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from causal_gym.rng_keys.derive import DerivationKey, derive_block_rng, derive_plan_rng
+from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
+from causal_gym.task_id import Family, Namespace, TaskId
+
+NULL_BLOCK_SIZE = 20
+NULL_BLOCK_COUNTS = {"structural_null": 7, "hard_nonnull": 7, "wide_nonnull": 6}
+#: Disclosed prior probability that a null_detect task has a non-zero effect.
+EFFECT_PRIOR_NUMERATOR = 13
+EFFECT_PRIOR = EFFECT_PRIOR_NUMERATOR / NULL_BLOCK_SIZE
+
+
+class EffectClass(StrEnum):
+    STANDARD = "standard"
+    STRUCTURAL_NULL = "structural_null"
+    HARD_NONNULL = "hard_nonnull"
+    WIDE_NONNULL = "wide_nonnull"
+
+
+#: Inclusive bounds on |ATE| for each class (0 means exactly zero).
+EFFECT_MAGNITUDE: dict[EffectClass, tuple[float, float]] = {
+    EffectClass.STANDARD: (0.10, 1.50),
+    EffectClass.STRUCTURAL_NULL: (0.0, 0.0),
+    EffectClass.HARD_NONNULL: (0.05, 0.25),
+    EffectClass.WIDE_NONNULL: (0.30, 1.50),
+}
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    task_id: TaskId
+    tier: Tier
+    base_rows: int
+    staged_rows: int
+    effect_class: EffectClass
+
+    def __post_init__(self) -> None:
+        if self.staged_rows < 200:
+            raise ValueError(f"{self.task_id}: {self.staged_rows} staged rows is below 200")
+
+
+def null_block_classes(
+    key: DerivationKey, namespace: Namespace, block: int
+) -> tuple[EffectClass, ...]:
+    """The keyed order of the 7/7/6 effect classes in one block of 20 indices."""
+    classes = [EffectClass(name) for name, count in NULL_BLOCK_COUNTS.items() for _ in range(count)]
+    order = derive_block_rng(key, namespace.value, block).permutation(len(classes))
+    return tuple(classes[i] for i in order)
+
+
+def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:
+    if task_id.family is not Family.NULL_DETECT:
+        return EffectClass.STANDARD
+    block, position = divmod(task_id.index, NULL_BLOCK_SIZE)
+    return null_block_classes(key, task_id.namespace, block)[position]
+
+
+def jittered_rows(base_rows: int, factor: float) -> int:
+    """Train row count: base scaled by a factor in TRAIN_JITTER, never past 50% either way."""
+    low, high = TRAIN_JITTER
+    if not low <= factor <= high:
+        raise ValueError(f"jitter factor {factor} outside {TRAIN_JITTER}")
+    rows = round(base_rows * factor)
+    return min(max(rows, math.ceil(base_rows * low)), math.floor(base_rows * high))
+
+
+def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = None) -> TaskPlan:
+    """Draw tier and size from the plan stream; `staged_rows` pins the size (eval manifest)."""
+    rng = derive_plan_rng(key, task_id)
+    tier = TIER_ORDER[int(rng.integers(len(TIER_ORDER)))]
+    low, high = TIER_SPECS[tier].staged_rows
+    base_rows = int(rng.integers(low, high + 1))
+    jitter = float(rng.uniform(*TRAIN_JITTER))
+    if staged_rows is not None:
+        rows = staged_rows
+    elif task_id.namespace is Namespace.TRAIN:
+        rows = jittered_rows(base_rows, jitter)
+    else:
+        rows = base_rows
+    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id))

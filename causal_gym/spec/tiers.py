@@ -1,0 +1,121 @@
+"""Difficulty tiers: how big, how tangled and how messy a task may be.
+
+Tiers are ranges, not fixed shapes: each task draws its own counts inside its tier,
+and adjacent row-count ranges overlap so the size of data.csv hints at the tier
+without giving it away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+IntRange = tuple[int, int]
+FloatRange = tuple[float, float]
+
+
+class Tier(StrEnum):
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+
+TIER_ORDER: tuple[Tier, ...] = (Tier.EASY, Tier.MEDIUM, Tier.HARD)
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    """Inclusive ranges each task of the tier draws from (counts are per SCM role)."""
+
+    tier: Tier
+    staged_rows: IntRange
+    confounders: IntRange
+    blockers: IntRange
+    instruments: IntRange
+    predictors: IntRange
+    irrelevant: IntRange
+    decoys: IntRange
+    binary: IntRange
+    categorical: IntRange
+    mediators: IntRange
+    descendants: IntRange
+    outcome_noise_sd: FloatRange
+    propensity_strength: float
+    duplicate_fraction: FloatRange
+    outlier_fraction: FloatRange
+    missing_row_fraction: FloatRange
+    alternative_coding_fraction: FloatRange
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if isinstance(value, tuple) and not value[0] <= value[1]:
+                raise ValueError(f"tier {self.tier}: range {name}={value} is empty")
+        if self.staged_rows[0] < 250:
+            raise ValueError(f"tier {self.tier}: fewer than 250 base rows cannot be certified")
+
+
+TIER_SPECS: dict[Tier, TierSpec] = {
+    Tier.EASY: TierSpec(
+        tier=Tier.EASY,
+        staged_rows=(2400, 6000),
+        confounders=(2, 3),
+        blockers=(0, 1),
+        instruments=(0, 1),
+        predictors=(1, 3),
+        irrelevant=(1, 2),
+        decoys=(0, 1),
+        binary=(0, 1),
+        categorical=(0, 1),
+        mediators=(0, 1),
+        descendants=(1, 2),
+        outcome_noise_sd=(0.6, 0.9),
+        propensity_strength=1.0,
+        duplicate_fraction=(0.005, 0.015),
+        outlier_fraction=(0.001, 0.003),
+        missing_row_fraction=(0.01, 0.04),
+        alternative_coding_fraction=(0.0, 0.10),
+    ),
+    Tier.MEDIUM: TierSpec(
+        tier=Tier.MEDIUM,
+        staged_rows=(1200, 3000),
+        confounders=(3, 4),
+        blockers=(1, 1),
+        instruments=(0, 2),
+        predictors=(1, 3),
+        irrelevant=(1, 3),
+        decoys=(1, 1),
+        binary=(1, 2),
+        categorical=(0, 1),
+        mediators=(0, 2),
+        descendants=(1, 3),
+        outcome_noise_sd=(0.7, 1.0),
+        propensity_strength=1.25,
+        duplicate_fraction=(0.01, 0.025),
+        outlier_fraction=(0.002, 0.004),
+        missing_row_fraction=(0.03, 0.07),
+        alternative_coding_fraction=(0.05, 0.20),
+    ),
+    Tier.HARD: TierSpec(
+        tier=Tier.HARD,
+        staged_rows=(500, 1500),
+        confounders=(4, 5),
+        blockers=(1, 2),
+        instruments=(1, 2),
+        predictors=(2, 4),
+        irrelevant=(2, 4),
+        decoys=(1, 2),
+        binary=(1, 3),
+        categorical=(1, 2),
+        mediators=(1, 2),
+        descendants=(2, 3),
+        outcome_noise_sd=(0.8, 1.1),
+        propensity_strength=1.5,
+        duplicate_fraction=(0.015, 0.035),
+        outlier_fraction=(0.003, 0.006),
+        missing_row_fraction=(0.05, 0.10),
+        alternative_coding_fraction=(0.10, 0.30),
+    ),
+}
+
+#: A train task's row count is its base count times a factor in this range.
+TRAIN_JITTER: FloatRange = (0.5, 1.5)

@@ -1,0 +1,1 @@
+"""Staging: messiness, naming, CSV bytes, README."""

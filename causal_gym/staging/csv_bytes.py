@@ -1,0 +1,48 @@
+"""data.csv bytes with a fixed float format, so the same task is the same bytes.
+
+Each continuous column is written with a fixed number of decimals (chosen from the
+column's spread), blanks are empty cells, lines end in `\\n`. Values never contain
+commas or quotes, which this module checks rather than quoting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from causal_gym.scm.model import TREATMENT_ID, Kind
+from causal_gym.staging.mess import MessyFrame
+from causal_gym.staging.naming import ColumnSpec, Naming
+
+
+def _format_numeric(values: np.ndarray, spec: ColumnSpec) -> list[str]:
+    staged = spec.mean + spec.sd * values
+    fmt = f"{{:.{spec.decimals}f}}".format
+    return [fmt(v) if v == v else "" for v in staged.tolist()]
+
+
+def _format_codes(values: np.ndarray, labels: tuple[str, ...]) -> list[str]:
+    return [labels[int(v)] if v == v else "" for v in values.tolist()]
+
+
+def format_column(frame: MessyFrame, spec: ColumnSpec) -> list[str]:
+    if spec.node_id == TREATMENT_ID:
+        return [str(token) for token in frame.treatment_tokens.tolist()]
+    values = frame.numeric[spec.node_id]
+    if spec.kind is Kind.BINARY:
+        return _format_codes(values, ("0", "1"))
+    if spec.kind is Kind.CATEGORICAL:
+        return _format_codes(values, spec.levels)
+    return _format_numeric(values, spec)
+
+
+def render_csv(frame: MessyFrame, naming: Naming) -> bytes:
+    specs = [naming.columns[node_id] for node_id in frame.column_order]
+    header = ",".join(spec.name for spec in specs)
+    cells = [format_column(frame, spec) for spec in specs]
+    body = "\n".join(",".join(row) for row in zip(*cells, strict=True))
+    text = f"{header}\n{body}\n"
+    if '"' in text or text.count(",") != (len(specs) - 1) * (frame.n_rows + 1):
+        raise ValueError(
+            "a staged value contains a comma or quote; refusing to write ambiguous CSV"
+        )
+    return text.encode("ascii")

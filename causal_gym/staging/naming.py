@@ -1,0 +1,165 @@
+"""Domain-themed column names from the `naming` stream.
+
+Names are drawn per kind (numeric, yes/no, category, follow-up) without regard to
+causal role, so the same column name is a confounder in one task and pure noise in
+the next: a name can never tell an agent what a column does.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Scm, Timing
+
+OUTCOME_DECIMALS = 4
+
+
+@dataclass(frozen=True)
+class Theme:
+    key: str
+    unit: str
+    population: str
+    setting: str
+    treatment: tuple[dict, ...]
+    outcome: tuple[dict, ...]
+    continuous: tuple[dict, ...]
+    binary: tuple[dict, ...]
+    categorical: tuple[dict, ...]
+    post: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """Public facts about one staged column plus how its values are written."""
+
+    node_id: str
+    name: str
+    timing: Timing
+    kind: Kind
+    description: str
+    unit: str = ""
+    mean: float = 0.0
+    sd: float = 1.0
+    levels: tuple[str, ...] = ()
+    decimals: int = 4
+
+
+@dataclass(frozen=True)
+class Naming:
+    theme: Theme
+    columns: dict[str, ColumnSpec]
+
+    def name_of(self, node_id: str) -> str:
+        return self.columns[node_id].name
+
+
+@cache
+def load_themes() -> tuple[Theme, ...]:
+    raw = tomllib.loads(
+        resources.files("causal_gym.staging").joinpath("themes.toml").read_text("utf-8")
+    )
+    themes = []
+    for entry in raw["theme"]:
+        lists = {
+            k: tuple(entry[k])
+            for k in ("treatment", "outcome", "continuous", "binary", "categorical", "post")
+        }
+        themes.append(
+            Theme(entry["key"], entry["unit"], entry["population"], entry["setting"], **lists)
+        )
+    return tuple(themes)
+
+
+def decimals_for(sd: float) -> int:
+    """Enough decimals that rounding adds well under 0.1% of a column's spread."""
+    return min(6, max(2, 3 - math.floor(math.log10(sd))))
+
+
+def _take(pool: tuple[dict, ...], count: int, rng: np.random.Generator) -> list[dict]:
+    if count > len(pool):
+        raise ValueError(f"theme pool of {len(pool)} names cannot name {count} columns")
+    return [pool[int(i)] for i in rng.choice(len(pool), size=count, replace=False)]
+
+
+def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
+    themes = load_themes()
+    theme = themes[int(rng.integers(len(themes)))]
+    observed = [n for n in scm.nodes if n.observed]
+    columns: dict[str, ColumnSpec] = {}
+
+    t = _take(theme.treatment, 1, rng)[0]
+    columns[TREATMENT_ID] = ColumnSpec(
+        TREATMENT_ID, t["name"], Timing.TREATMENT, Kind.BINARY, t["description"]
+    )
+    y = _take(theme.outcome, 1, rng)[0]
+    columns[OUTCOME_ID] = ColumnSpec(
+        OUTCOME_ID,
+        y["name"],
+        Timing.OUTCOME,
+        Kind.CONTINUOUS,
+        y["description"],
+        mean=float(y["offset"]),
+        decimals=OUTCOME_DECIMALS,
+    )
+
+    def group(kind: Kind, timing: Timing) -> list:
+        return [n for n in observed if n.kind is kind and n.timing is timing]
+
+    for node, entry in zip(
+        continuous := group(Kind.CONTINUOUS, Timing.PRE),
+        _take(theme.continuous, len(continuous), rng),
+        strict=True,
+    ):
+        columns[node.id] = _numeric(node.id, Timing.PRE, entry)
+    for node, entry in zip(
+        post := group(Kind.CONTINUOUS, Timing.POST), _take(theme.post, len(post), rng), strict=True
+    ):
+        columns[node.id] = _numeric(node.id, Timing.POST, entry)
+    for node, entry in zip(
+        binary := group(Kind.BINARY, Timing.PRE), _take(theme.binary, len(binary), rng), strict=True
+    ):
+        columns[node.id] = ColumnSpec(
+            node.id, entry["name"], Timing.PRE, Kind.BINARY, entry["description"]
+        )
+    for node in group(Kind.CATEGORICAL, Timing.PRE):
+        taken = {c.name for c in columns.values()}
+        fits = tuple(
+            c
+            for c in theme.categorical
+            if len(c["levels"]) >= len(node.level_probs) and c["name"] not in taken
+        )
+        entry = _take(fits, 1, rng)[0]
+        chosen = _take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
+        columns[node.id] = ColumnSpec(
+            node.id,
+            entry["name"],
+            Timing.PRE,
+            Kind.CATEGORICAL,
+            entry["description"],
+            levels=tuple(c["level"] for c in chosen),
+        )
+    missing = {n.id for n in observed} - set(columns)
+    if missing:
+        raise ValueError(f"no name assigned to nodes {sorted(missing)}")
+    return Naming(theme, columns)
+
+
+def _numeric(node_id: str, timing: Timing, entry: dict) -> ColumnSpec:
+    sd = float(entry["sd"])
+    return ColumnSpec(
+        node_id,
+        entry["name"],
+        timing,
+        Kind.CONTINUOUS,
+        entry["description"],
+        unit=entry.get("unit", ""),
+        mean=float(entry["mean"]),
+        sd=sd,
+        decimals=decimals_for(sd),
+    )

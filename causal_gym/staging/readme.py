@@ -1,0 +1,189 @@
+"""README.md (the data dictionary) and the agent prompt, from public facts only.
+
+The renderer receives names, timings, descriptions, the treatment coding and the
+family; it is never handed the SCM, so it cannot leak a role or the truth. Tables
+keep one fixed layout (the reference analyst parses them); the prose around them is
+worded by the `prompt` stream.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from causal_gym.scm.model import Kind, Timing
+from causal_gym.spec.plan import EFFECT_PRIOR_NUMERATOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
+from causal_gym.staging.mess import TreatmentCoding
+from causal_gym.staging.naming import ColumnSpec, Theme
+from causal_gym.task_id import Family
+
+_TYPE_WORD = {Kind.CONTINUOUS: "numeric", Kind.BINARY: "binary", Kind.CATEGORICAL: "categorical"}
+
+_TITLES = (
+    "{setting}: observational extract",
+    "Observational records from {setting}",
+    "{unit_cap}-level data from {setting}",
+)
+_INTROS = (
+    "Each row of data.csv is one {unit} among {population}. The file has {n_rows} rows.",
+    "data.csv holds {n_rows} rows, one per {unit}, describing {population}.",
+    "This extract covers {population}: {n_rows} rows in data.csv, each a single {unit}.",
+)
+_QUESTIONS = (
+    "Estimate the population average treatment effect (ATE) of `{t}` on `{y}`: the mean "
+    "of `{y}` if every {unit} had the intervention minus its mean if none had.",
+    "The target is the average treatment effect of `{t}` on `{y}` over the whole population "
+    "of {unit}s, i.e. E[{y}(1)] - E[{y}(0)], in the units of `{y}`.",
+    "What is the population ATE of `{t}` on `{y}`? That is the expected difference in `{y}` "
+    "between a world where every {unit} receives the intervention and one where none does.",
+)
+_IGNORABILITY = (
+    "Conditional ignorability: given the observed pre-treatment columns, who got the "
+    "intervention is independent of the potential outcomes (no unmeasured confounding "
+    "beyond what those columns capture).",
+    "No unobserved confounding once you condition on the observed pre-treatment covariates: "
+    "treatment is as good as random within their strata.",
+)
+
+
+@dataclass(frozen=True)
+class ReadmeFacts:
+    family: Family
+    theme: Theme
+    n_rows: int
+    columns: tuple[ColumnSpec, ...]
+    coding: TreatmentCoding
+    submission_schema: dict[str, object]
+
+
+def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
+    return options[int(rng.integers(len(options)))]
+
+
+def _column_row(spec: ColumnSpec) -> str:
+    kind = "coded" if spec.timing is Timing.TREATMENT else _TYPE_WORD[spec.kind]
+    text = spec.description.rstrip(".")
+    if spec.unit:
+        text += f" ({spec.unit})"
+    if spec.kind is Kind.CATEGORICAL:
+        text += "; one of " + ", ".join(f"`{lv}`" for lv in sorted(spec.levels))
+    if spec.timing is Timing.TREATMENT:
+        text += "; codes listed under Treatment coding"
+    return f"| `{spec.name}` | {spec.timing.value} | {kind} | {text}. |"
+
+
+def _family_section(family: Family) -> list[str]:
+    lines = ["Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."]
+    if family is Family.ADJUSTMENT:
+        lines.append(
+            "Also name an adjustment set: pre-treatment columns that, conditioned on, block "
+            "every backdoor path between treatment and outcome. Only pre-treatment columns "
+            "listed above are allowed."
+        )
+    if family is Family.NULL_DETECT:
+        nulls = NULL_BLOCK_COUNTS["structural_null"]
+        lines.append(
+            "Also give `effect_probability`, your probability that the true ATE is not exactly "
+            f"zero. Prior: in this family {EFFECT_PRIOR_NUMERATOR} of every {NULL_BLOCK_SIZE} "
+            f"tasks have a non-zero effect and {nulls} of {NULL_BLOCK_SIZE} have exactly none "
+            f"(prior probability {EFFECT_PRIOR_NUMERATOR}/{NULL_BLOCK_SIZE})."
+        )
+    return lines
+
+
+def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
+    theme = facts.theme
+    treatment = next(c for c in facts.columns if c.timing is Timing.TREATMENT)
+    outcome = next(c for c in facts.columns if c.timing is Timing.OUTCOME)
+    fill = {
+        "unit": theme.unit,
+        "unit_cap": theme.unit.capitalize(),
+        "population": theme.population,
+        "setting": theme.setting,
+        "n_rows": facts.n_rows,
+        "t": treatment.name,
+        "y": outcome.name,
+    }
+    title = _pick(_TITLES, rng).format(**fill)
+    lines = [
+        f"# {title[0].upper()}{title[1:]}",
+        "",
+        _pick(_INTROS, rng).format(**fill),
+        "",
+        f"Answer type: `{facts.family.value}`",
+        "",
+        "## Question",
+        "",
+        _pick(_QUESTIONS, rng).format(**fill),
+        "",
+        "## Columns",
+        "",
+        "| Column | Timing | Type | Description |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [_column_row(spec) for spec in facts.columns]
+    lines += [
+        "",
+        "Pre-treatment columns were recorded before the intervention was assigned. "
+        "Post-treatment columns were recorded afterwards and may be affected by it.",
+        "",
+        "## Treatment coding",
+        "",
+        "| Value | Meaning |",
+        "| --- | --- |",
+    ]
+    lines += [f"| `{code}` | treated |" for code in facts.coding.treated]
+    lines += [f"| `{code}` | control |" for code in facts.coding.control]
+    lines += [
+        "",
+        "## Data quality",
+        "",
+        "- Missing values are empty cells.",
+        "- Like most real extracts, this one may contain exact duplicate records, a few "
+        "gross data-entry errors in the outcome, and more than one spelling of the "
+        "treatment code (every spelling is listed above).",
+        "- Row order and column order carry no information.",
+        "",
+        "## Assumptions",
+        "",
+        f"- {_pick(_IGNORABILITY, rng)}",
+        "- Consistency: a unit's observed outcome is its potential outcome under the "
+        "treatment it actually received.",
+        "- Positivity: every unit had a probability strictly between 0 and 1 of receiving "
+        "the intervention, given its pre-treatment covariates.",
+        "",
+        "## Submission",
+        "",
+    ]
+    lines += _family_section(facts.family)
+    lines += [
+        "",
+        "Submit exactly one JSON object matching this schema with the `submit_answer` "
+        "tool. Invalid submissions are answered with the validation errors and cost a "
+        "turn; the first valid submission is final.",
+        "",
+        "```json",
+        json.dumps(facts.submission_schema, indent=2, sort_keys=True),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_prompt(facts: ReadmeFacts, rng: np.random.Generator) -> str:
+    opener = _pick(
+        (
+            "You are a data analyst working on an observational study.",
+            "You are analysing observational data to answer a causal question.",
+            "Act as an applied statistician estimating a causal effect from observational data.",
+        ),
+        rng,
+    )
+    return (
+        f"{opener} The directory /workspace holds exactly two files: data.csv ({facts.n_rows} "
+        "rows) and README.md, the data dictionary with the question, the assumptions and the "
+        "answer schema. Read README.md first, analyse data.csv with the bash and python tools, "
+        "then call submit_answer once with a JSON object that matches the schema."
+    )

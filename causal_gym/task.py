@@ -1,0 +1,101 @@
+"""The type boundary: what an agent may see versus what only the scorer may hold.
+
+`PublicTask` carries nothing derived from the SCM except the staged bytes and the
+public labels printed in them; `HiddenTruth` carries the answer. Neither refers to
+the other, so passing a `PublicTask` to a sandbox cannot drag the truth along.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from causal_gym.spec.plan import EffectClass
+from causal_gym.spec.tiers import Tier
+from causal_gym.task_id import Family
+
+STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
+
+
+@dataclass(frozen=True)
+class PublicTask:
+    task_id: str
+    family: Family
+    tier: Tier
+    n_rows: int
+    files: Mapping[str, bytes]
+    prompt: str
+    pre_treatment_columns: tuple[str, ...]
+    columns: tuple[str, ...]
+    generation_attempts: int
+
+    def __post_init__(self) -> None:
+        if tuple(sorted(self.files)) != tuple(sorted(STAGED_FILES)):
+            raise ValueError(f"a task stages exactly {STAGED_FILES}, got {sorted(self.files)}")
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    def sha256(self, filename: str) -> str:
+        return hashlib.sha256(self.files[filename]).hexdigest()
+
+    def metadata(self) -> dict[str, Any]:
+        """The public record printed by `causal-gym materialize` and stored in manifests."""
+        return {
+            "task_id": self.task_id,
+            "family": self.family.value,
+            "tier": self.tier.value,
+            "n_rows": self.n_rows,
+            "sha256": {name: self.sha256(name) for name in STAGED_FILES},
+            "generation_attempts": self.generation_attempts,
+        }
+
+
+@dataclass(frozen=True)
+class HiddenTruth:
+    task_id: str
+    family: Family
+    tier: Tier
+    effect_class: EffectClass
+    ate: float
+    treatment: str
+    outcome: str
+    pre_treatment: tuple[str, ...]
+    post_treatment: tuple[str, ...]
+    latent: tuple[str, ...]
+    roles: Mapping[str, str]
+    edges: tuple[tuple[str, str], ...]
+    reference_estimate: float
+    reference_se: float
+    reference_width: float
+    scale: float
+    generation_attempts: int
+
+    def reveal(self) -> dict[str, Any]:
+        """JSON-ready dump for `causal-gym inspect --reveal` (debugging only)."""
+        return {
+            "task_id": self.task_id,
+            "family": self.family.value,
+            "tier": self.tier.value,
+            "effect_class": self.effect_class.value,
+            "treatment": self.treatment,
+            "outcome": self.outcome,
+            "ate": self.ate,
+            "pre_treatment": list(self.pre_treatment),
+            "post_treatment": list(self.post_treatment),
+            "latent": list(self.latent),
+            "roles": dict(self.roles),
+            "edges": [list(edge) for edge in self.edges],
+            "reference_estimate": self.reference_estimate,
+            "reference_se": self.reference_se,
+            "reference_width": self.reference_width,
+            "scale": self.scale,
+            "generation_attempts": self.generation_attempts,
+        }
+
+
+@dataclass(frozen=True)
+class Task:
+    public: PublicTask
+    hidden: HiddenTruth

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian/Ubuntu machine (Python >= 3.11) for causal-gym:
+# system packages first, then the project virtualenv in .venv.
+#   bash scripts/bootstrap.sh          runtime install
+#   bash scripts/bootstrap.sh --test   runtime + test tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+case "${1:-}" in
+  "") ;;
+  --test) extras="[test]" ;;
+  *) echo "bootstrap.sh: unknown option '$1' (accepted: --test)" >&2; exit 2 ;;
+esac
+
+if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "bootstrap.sh: python3 >= 3.11 is required (found: $(python3 --version 2>&1 || echo none))" >&2
+  exit 2
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+packages=()
+python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
+if [ "${#packages[@]}" -gt 0 ]; then
+  echo "bootstrap.sh: installing ${packages[*]}"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}"
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".${extras}"
+echo "bootstrap.sh: ready (.venv)"

@@ -1,0 +1,123 @@
+"""Property tests over many ids: the promises of the README hold on the hidden graph."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from causal_gym.scm.identification import satisfies_backdoor
+from causal_gym.spec.plan import plan_task
+from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER
+from causal_gym.task_id import TaskId
+from tests.conftest import FAMILIES, cached_task
+
+ids = st.builds(
+    lambda ns, fam, i: f"{ns}:{fam}:{i}",
+    st.sampled_from(("train", "eval-v1")),
+    st.sampled_from(FAMILIES),
+    st.integers(0, 10**9),
+)
+PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+BLOCKING_ROLES = {"confounder", "latent_blocker", "decoy_parent"}
+
+
+def hidden_graph(task_id: str) -> tuple[nx.DiGraph, object]:
+    hidden = cached_task(task_id).hidden
+    graph = nx.DiGraph()
+    graph.add_nodes_from(hidden.roles)
+    graph.add_edges_from(hidden.edges)
+    return graph, hidden
+
+
+@PROPS
+@given(ids)
+def test_declared_set_satisfies_backdoor(task_id: str) -> None:
+    graph, h = hidden_graph(task_id)
+    assert satisfies_backdoor(graph, h.treatment, h.outcome, h.pre_treatment)
+    assert not set(h.pre_treatment) & nx.descendants(graph, h.treatment)
+    assert set(h.latent).isdisjoint(h.pre_treatment)
+
+
+@PROPS
+@given(ids)
+def test_removing_a_true_confounder_breaks_d_separation(task_id: str) -> None:
+    graph, h = hidden_graph(task_id)
+    blockers = [c for c in h.pre_treatment if h.roles[c] in BLOCKING_ROLES]
+    assert blockers, "every task has at least one confounder"
+    for column in blockers:
+        reduced = [c for c in h.pre_treatment if c != column]
+        assert not satisfies_backdoor(graph, h.treatment, h.outcome, reduced), column
+
+
+@PROPS
+@given(ids)
+def test_collider_decoy_alone_opens_a_path(task_id: str) -> None:
+    graph, h = hidden_graph(task_id)
+    confounders = [c for c in h.pre_treatment if h.roles[c] in {"confounder", "latent_blocker"}]
+    for decoy in (c for c in h.pre_treatment if h.roles[c] == "collider_decoy"):
+        assert satisfies_backdoor(graph, h.treatment, h.outcome, confounders) or not confounders
+        assert not satisfies_backdoor(graph, h.treatment, h.outcome, [*confounders, decoy])
+
+
+ROLE_WORDS = (
+    "latent",
+    "instrument",
+    "collider",
+    "decoy",
+    "mediat",
+    "irrelevant",
+    "noise",
+    "proxy",
+    "blocker",
+    "effect_class",
+    "structural_null",
+    "predictor",
+)
+
+
+@PROPS
+@given(ids)
+def test_truth_never_reaches_staged_files(task_id: str) -> None:
+    task = cached_task(task_id)
+    readme = task.public.files["README.md"].decode()
+    data = task.public.files["data.csv"].decode()
+    h = task.hidden
+    secrets = [repr(h.reference_se), repr(h.scale), repr(h.reference_estimate)]
+    if h.ate != 0.0:
+        secrets += [repr(h.ate), f"{h.ate:.4f}", f"{h.ate:.3f}"]
+    for text in secrets:
+        assert text not in readme, text
+    for text in secrets[:3] + secrets[3:4]:
+        assert text not in data, text
+    lowered = readme.lower()
+    for word in ROLE_WORDS:
+        assert word not in lowered, word
+    # the column table (names and descriptions) must not even talk about confounding
+    table = [line for line in lowered.splitlines() if line.startswith("| `")]
+    assert table and not any("confound" in line or "cause" in line for line in table)
+    for latent in h.latent:
+        assert latent not in readme and latent not in data
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(FAMILIES), st.integers(0, 10**12))
+def test_train_jitter_within_half_and_tiers_overlap(default_key, family: str, index: int) -> None:
+    plan = plan_task(default_key, TaskId.parse(f"train:{family}:{index}"))
+    assert abs(plan.staged_rows / plan.base_rows - 1.0) <= 0.5 + 1e-12
+    low, high = TIER_SPECS[plan.tier].staged_rows
+    assert low <= plan.base_rows <= high
+    evaluation = plan_task(default_key, TaskId.parse(f"eval-v1:{family}:{index}"))
+    assert evaluation.staged_rows == evaluation.base_rows
+
+
+def test_adjacent_tier_ranges_overlap() -> None:
+    for easier, harder in itertools.pairwise(TIER_ORDER):
+        easy_low, _ = TIER_SPECS[easier].staged_rows
+        _, hard_high = TIER_SPECS[harder].staged_rows
+        assert easy_low < hard_high
+        # with train jitter the overlap only widens
+        assert math.ceil(easy_low * TRAIN_JITTER[0]) < math.floor(hard_high * TRAIN_JITTER[1])

@@ -1,0 +1,131 @@
+"""The task CLI end to end, through the installed console script's entry point."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import OTHER_KEY_HEX
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, env_key: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
+    if env_key is not None:
+        env["CAUSAL_GYM_KEY"] = env_key
+    return subprocess.run(
+        [sys.executable, "-m", "causal_gym.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+
+
+def test_materialize_writes_exactly_two_files_and_metadata(tmp_path: Path) -> None:
+    out = tmp_path / "task"
+    proc = run("materialize", "train:null_detect:4", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads(proc.stdout)
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "data.csv"]
+    assert set(meta) == {"task_id", "family", "tier", "n_rows", "sha256", "generation_attempts"}
+    assert meta["task_id"] == "train:null_detect:4" and meta["family"] == "null_detect"
+    data = (out / "data.csv").read_bytes()
+    assert meta["n_rows"] == data.count(b"\n") - 1
+    for name in ("data.csv", "README.md"):
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == meta["sha256"][name]
+        assert (out / name).stat().st_mode & 0o777 == 0o644
+    assert meta["generation_attempts"] >= 1
+    # re-materializing into the same directory is allowed and idempotent
+    again = run("materialize", "train:null_detect:4", "--out", str(out))
+    assert again.returncode == 0 and json.loads(again.stdout) == meta
+
+
+@pytest.mark.parametrize(
+    ("task_id", "fragment"),
+    [
+        ("train:ate", "expected <namespace>:<family>:<index>"),
+        ("nope:ate:1", "accepted namespaces are train, eval-v1"),
+        ("train:cate:1", "accepted families are ate, adjustment, null_detect"),
+        ("train:ate:-4", "non-negative decimal integer"),
+    ],
+)
+def test_bad_ids_exit_2_with_one_line_and_write_nothing(
+    tmp_path: Path, task_id: str, fragment: str
+) -> None:
+    out = tmp_path / "never"
+    proc = run("materialize", task_id, "--out", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and fragment in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not out.exists()
+
+
+def test_bad_key_exits_2_without_echoing_it(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    proc = run("materialize", "train:ate:1", "--out", str(out), env_key="not-hex-at-all")
+    assert proc.returncode == 2 and "not valid hex" in proc.stderr
+    assert "not-hex-at-all" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert not out.exists()
+    key_file = tmp_path / "key"
+    key_file.write_text("zz" * 20)
+    proc = run("materialize", "train:ate:1", "--out", str(out), "--key-file", str(key_file))
+    assert proc.returncode == 2 and "key file" in proc.stderr and "zz" * 20 not in proc.stderr
+    missing = run("inspect", "train:ate:1", "--key-file", str(tmp_path / "absent"))
+    assert missing.returncode == 2 and "cannot read key file" in missing.stderr
+
+
+def test_refuses_a_directory_with_other_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    proc = run("materialize", "train:ate:1", "--out", str(tmp_path))
+    assert proc.returncode == 2 and "already holds other files" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_inspect_needs_reveal_for_the_truth() -> None:
+    hidden = run("inspect", "train:adjustment:2")
+    assert hidden.returncode == 0 and 'ate"' not in hidden.stdout
+    assert "edges" not in hidden.stdout and "--reveal" in hidden.stderr
+    revealed = json.loads(run("inspect", "train:adjustment:2", "--reveal").stdout)
+    required = {
+        "task_id",
+        "family",
+        "tier",
+        "treatment",
+        "outcome",
+        "ate",
+        "pre_treatment",
+        "post_treatment",
+        "latent",
+        "edges",
+        "reference_se",
+        "reference_width",
+        "scale",
+    }
+    assert required <= set(revealed)
+    names = (
+        set(revealed["pre_treatment"]) | set(revealed["post_treatment"]) | set(revealed["latent"])
+    )
+    names |= {revealed["treatment"], revealed["outcome"]}
+    assert {n for edge in revealed["edges"] for n in edge} <= names
+    assert revealed["latent"] and any(edge[0] in revealed["latent"] for edge in revealed["edges"])
+
+
+def test_key_file_and_env_precedence(tmp_path: Path) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(OTHER_KEY_HEX + "\n")
+    default = json.loads(run("inspect", "train:ate:9").stdout)
+    from_file = json.loads(run("inspect", "train:ate:9", "--key-file", str(key_file)).stdout)
+    from_env = run("inspect", "train:ate:9", "--key-file", str(key_file), env_key="77" * 32)
+    assert from_file["sha256"] != default["sha256"]
+    assert json.loads(from_env.stdout)["sha256"] not in (default["sha256"], from_file["sha256"])
+    assert "takes precedence" in from_env.stderr
+    for proc_out in (from_env.stdout, from_env.stderr):
+        assert "77" * 32 not in proc_out and OTHER_KEY_HEX not in proc_out

@@ -1,0 +1,106 @@
+"""Contract tests over every family: the staged files are messy in the documented ways."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from causal_gym.reference.analyst import parse_readme
+from causal_gym.scoring.schemas import submission_json_schema
+from causal_gym.task_id import Family
+from tests.conftest import FAMILIES, cached_task
+
+IDS = [f"{ns}:{family}:{i}" for family in FAMILIES for ns in ("train", "eval-v1") for i in (1, 2)]
+
+
+def frame_of(task_id: str) -> pd.DataFrame:
+    data = cached_task(task_id).public.files["data.csv"]
+    return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_messiness_is_present_and_documented(task_id: str) -> None:
+    task = cached_task(task_id)
+    readme = task.public.files["README.md"].decode()
+    dictionary = parse_readme(readme)
+    frame = frame_of(task_id)
+    assert frame.duplicated().sum() >= 1
+    assert (frame == "").to_numpy().any()
+    codes = set(frame[dictionary.treatment]) - {""}
+    assert codes == set(dictionary.treated_codes) | set(dictionary.control_codes)
+    assert set(dictionary.treated_codes).isdisjoint(dictionary.control_codes)
+    y = pd.to_numeric(frame[dictionary.outcome].replace("", None)).dropna()
+    robust = 1.4826 * (y - y.median()).abs().median()
+    assert ((y - y.median()).abs() > 8 * robust).sum() >= 1  # gross outliers were injected
+    assert sorted(dictionary.types) == sorted(frame.columns)
+    assert list(dictionary.types) != list(frame.columns)  # CSV column order is shuffled
+    assert len(frame) == task.public.n_rows
+
+
+@pytest.mark.parametrize("task_id", IDS)
+def test_floats_use_a_fixed_format_per_column(task_id: str) -> None:
+    frame = frame_of(task_id)
+    dictionary = parse_readme(cached_task(task_id).public.files["README.md"].decode())
+    for column in frame.columns:
+        kind = dictionary.types[column]
+        cells = frame[column][frame[column] != ""]
+        if kind == "numeric":
+            decimals = {len(v.split(".")[1]) for v in cells}
+            assert len(decimals) == 1, column
+            assert all(re.fullmatch(r"-?\d+\.\d+", v) for v in cells), column
+        elif kind == "binary":
+            assert set(cells) <= {"0", "1"}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_readme_states_everything_the_agent_needs(family: str) -> None:
+    task = cached_task(f"train:{family}:6")
+    readme = task.public.files["README.md"].decode()
+    dictionary = parse_readme(readme)
+    assert dictionary.family == family
+    assert list(dictionary.pre_treatment) == list(task.hidden.pre_treatment)
+    assert list(dictionary.post_treatment) == list(task.hidden.post_treatment)
+    assert (dictionary.treatment, dictionary.outcome) == (
+        task.hidden.treatment,
+        task.hidden.outcome,
+    )
+    for phrase in (
+        "average treatment effect",
+        "90%",
+        "Consistency",
+        "Positivity",
+        "pre-treatment",
+        "post-treatment",
+        "ignorability" if "ignorab" in readme else "No unobserved confounding",
+    ):
+        assert phrase in readme
+    schema_block = readme.split("```json\n")[1].split("```")[0]
+    assert json.loads(schema_block) == submission_json_schema(Family(family))
+    assert ("13/20" in readme) == (family == "null_detect")
+    assert "/workspace" in task.public.prompt and "submit_answer" in task.public.prompt
+
+
+def test_wording_varies_with_the_prompt_stream() -> None:
+    intros = {
+        cached_task(f"train:ate:{i}").public.files["README.md"].decode().split("\n")[2]
+        for i in range(12)
+    }
+    assert len({re.sub(r"\d+", "N", line)[:25] for line in intros}) >= 2
+
+
+def test_themes_cover_at_least_four_domains() -> None:
+    titles = set()
+    for i in range(40):
+        readme = cached_task(f"train:ate:{i}").public.files["README.md"].decode()
+        titles.add(readme.split("\n")[0])
+    from causal_gym.staging.naming import load_themes
+
+    themes = load_themes()
+    assert len(themes) >= 4
+    settings = {t.setting for t in themes}
+    used = {s for s in settings if any(s.lower() in title.lower() for title in titles)}
+    assert len(used) >= 4
