@@ -127,12 +127,17 @@ def outcome_scale(frame: pd.DataFrame, outcome: str) -> float:
     return max(float(np.nanstd(frame[outcome].to_numpy(float), ddof=0)), 1e-6)
 
 
-def fit_reference(staged: pd.DataFrame, dictionary: DataDictionary) -> ReferenceFit:
+def fit_reference(
+    staged: pd.DataFrame, dictionary: DataDictionary, covariates: tuple[str, ...] | None = None
+) -> ReferenceFit:
+    """The reference fit; `covariates` defaults to every declared pre-treatment column
+    (other choices exist only so audits can show what worse choices cost)."""
     d = dictionary
+    adjust = d.pre_treatment if covariates is None else covariates
     n_staged = len(staged)
     deduped = staged.drop_duplicates()
     codes = {c: 1.0 for c in d.treated_codes} | {c: 0.0 for c in d.control_codes}
-    used = [d.outcome, *d.pre_treatment]
+    used = [d.outcome, *adjust]
     frame = deduped[used].assign(__t=deduped[d.treatment].map(codes).astype(float))
     complete = frame.dropna()
     y = complete[d.outcome].to_numpy(float)
@@ -141,9 +146,9 @@ def fit_reference(staged: pd.DataFrame, dictionary: DataDictionary) -> Reference
     keep = np.abs(y - median) <= OUTLIER_CUTOFF * spread if spread > 0 else np.ones(len(y), bool)
     clean = complete[keep]
 
-    categorical = [c for c in d.pre_treatment if d.types[c] == "categorical"]
+    categorical = [c for c in adjust if d.types[c] == "categorical"]
     columns = [np.ones(len(clean)), clean["__t"].to_numpy(float)]
-    columns += [clean[c].to_numpy(float) for c in d.pre_treatment if c not in categorical]
+    columns += [clean[c].to_numpy(float) for c in adjust if c not in categorical]
     for col in categorical:
         values = clean[col].to_numpy(str)
         columns += [(values == level).astype(float) for level in sorted(set(values))[1:]]

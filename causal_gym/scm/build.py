@@ -186,9 +186,9 @@ def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.rando
             mediator_links.append((m, delta))
 
     y_parents: list[tuple[str, float]] = []
-    y_parents += [(c, b.signed(0.3, 0.8)) for c in roots.get(Role.CONFOUNDER, [])]
-    y_parents += [(p, b.signed(0.3, 1.0)) for p in roots.get(Role.PREDICTOR, [])]
-    y_parents += [(u, b.signed(0.4, 0.8)) for u in latents + decoy_latents]
+    y_parents += [(c, b.signed(0.3, 0.6)) for c in roots.get(Role.CONFOUNDER, [])]
+    y_parents += [(p, b.signed(0.2, 0.6)) for p in roots.get(Role.PREDICTOR, [])]
+    y_parents += [(u, b.signed(0.3, 0.6)) for u in latents + decoy_latents]
     y_parents += mediator_links
     direct = target - mediated
     if not is_null and direct != 0.0:

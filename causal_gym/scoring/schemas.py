@@ -32,7 +32,9 @@ class AteSubmission(BaseModel):
     @model_validator(mode="after")
     def _bounds_ordered(self) -> AteSubmission:
         if self.ci_lower > self.ci_upper:
-            raise ValueError(f"ci_lower ({self.ci_lower}) must be <= ci_upper ({self.ci_upper})")
+            raise ValueError(
+                f"ci_lower ({self.ci_lower!r}) must be <= ci_upper ({self.ci_upper!r})"
+            )
         return self
 
 

@@ -57,7 +57,7 @@ class TierSpec:
 TIER_SPECS: dict[Tier, TierSpec] = {
     Tier.EASY: TierSpec(
         tier=Tier.EASY,
-        staged_rows=(2400, 6000),
+        staged_rows=(1500, 4000),
         confounders=(2, 3),
         blockers=(0, 1),
         instruments=(0, 1),
@@ -68,7 +68,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         categorical=(0, 1),
         mediators=(0, 1),
         descendants=(1, 2),
-        outcome_noise_sd=(0.6, 0.9),
+        outcome_noise_sd=(0.8, 1.1),
         propensity_strength=1.0,
         duplicate_fraction=(0.005, 0.015),
         outlier_fraction=(0.001, 0.003),
@@ -77,7 +77,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
     ),
     Tier.MEDIUM: TierSpec(
         tier=Tier.MEDIUM,
-        staged_rows=(1200, 3000),
+        staged_rows=(800, 2000),
         confounders=(3, 4),
         blockers=(1, 1),
         instruments=(0, 2),
@@ -88,7 +88,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         categorical=(0, 1),
         mediators=(0, 2),
         descendants=(1, 3),
-        outcome_noise_sd=(0.7, 1.0),
+        outcome_noise_sd=(0.9, 1.2),
         propensity_strength=1.25,
         duplicate_fraction=(0.01, 0.025),
         outlier_fraction=(0.002, 0.004),
@@ -97,7 +97,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
     ),
     Tier.HARD: TierSpec(
         tier=Tier.HARD,
-        staged_rows=(500, 1500),
+        staged_rows=(400, 1000),
         confounders=(4, 5),
         blockers=(1, 2),
         instruments=(1, 2),
@@ -108,7 +108,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         categorical=(1, 2),
         mediators=(1, 2),
         descendants=(2, 3),
-        outcome_noise_sd=(0.8, 1.1),
+        outcome_noise_sd=(1.0, 1.3),
         propensity_strength=1.5,
         duplicate_fraction=(0.015, 0.035),
         outlier_fraction=(0.003, 0.006),

@@ -1,0 +1,3 @@
+from causal_gym.cli import main
+
+main()

@@ -1,0 +1,84 @@
+"""Task commands: materialize, inspect, reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from causal_gym.cli.common import (
+    KeyFileOption,
+    TaskIdArgument,
+    app,
+    build,
+    emit,
+    fail,
+    write_atomically,
+)
+from causal_gym.errors import StagingError
+from causal_gym.reference.analyst import ReadmeFormatError, analyze_directory
+from causal_gym.task import STAGED_FILES, PublicTask
+
+
+def write_staged(task: PublicTask, out: Path) -> None:
+    """Write exactly the staged files into `out` (new, empty, or a previous task's)."""
+    if out.exists() and not out.is_dir():
+        raise StagingError(f"--out {out} exists and is not a directory")
+    if out.is_dir():
+        extra = sorted(p.name for p in out.iterdir() if p.name not in STAGED_FILES)
+        if extra:
+            raise StagingError(
+                f"--out {out} already holds other files ({', '.join(extra[:3])}); "
+                "give an empty or new directory"
+            )
+    for name in STAGED_FILES:
+        write_atomically(out / name, task.files[name])
+
+
+@app.command()
+def materialize(
+    task_id: TaskIdArgument,
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory that receives data.csv and README.md.")
+    ],
+    key_file: KeyFileOption = None,
+) -> None:
+    """Write a task's data.csv and README.md, print its public metadata."""
+    task = build(task_id, key_file)
+    try:
+        write_staged(task.public, out)
+    except OSError as exc:
+        fail(str(exc))
+    emit(task.public.metadata())
+
+
+@app.command()
+def inspect(
+    task_id: TaskIdArgument,
+    reveal: Annotated[
+        bool, typer.Option("--reveal", help="Print the hidden truth (debugging).")
+    ] = False,
+    key_file: KeyFileOption = None,
+) -> None:
+    """Print a task's public metadata, or with --reveal its hidden truth."""
+    task = build(task_id, key_file)
+    if not reveal:
+        typer.echo("note: hidden truth not shown; pass --reveal to print it", err=True)
+        emit(task.public.metadata())
+        return
+    emit({**task.hidden.reveal(), "n_rows": task.public.n_rows})
+
+
+@app.command()
+def reference(
+    directory: Annotated[
+        Path, typer.Argument(help="A staged task directory (data.csv + README.md).")
+    ],
+) -> None:
+    """Print the honest reference submission for a staged directory."""
+    try:
+        _fit, answer = analyze_directory(directory)
+    except (OSError, ReadmeFormatError, KeyError) as exc:
+        fail(f"cannot analyse {directory}: {exc}")
+    emit(answer)

@@ -1,0 +1,1 @@
+"""Frozen splits (eval-v1) and their manifest."""

@@ -1,0 +1,81 @@
+"""Build the eval-v1 manifest from the generator, and check the generator against it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from causal_gym.errors import CausalGymError
+from causal_gym.generate.pipeline import generate_task
+from causal_gym.rng_keys.derive import DerivationKey
+from causal_gym.spec.plan import plan_task
+from causal_gym.splits.manifest import (
+    EVAL_V1,
+    EVAL_V1_COUNTS,
+    Manifest,
+    ManifestEntry,
+    eval_v1_ids,
+)
+from causal_gym.task_id import TaskId
+
+Tick = Callable[[str], None]
+
+
+class ManifestKeyError(CausalGymError):
+    """Raised when verifying a manifest with a key other than the one it was frozen with."""
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    task_id: str
+    field: str
+    expected: object
+    actual: object
+
+
+def build_manifest(key: DerivationKey, tick: Tick | None = None) -> Manifest:
+    """Freeze eval-v1: each task at its derived base row count (no train jitter)."""
+    entries = []
+    for task_id in eval_v1_ids():
+        tid = TaskId.parse(task_id)
+        task = generate_task(tid, key, staged_rows=plan_task(key, tid).base_rows)
+        entries.append(ManifestEntry.model_validate(task.public.metadata()))
+        if tick:
+            tick(task_id)
+    return Manifest(
+        split=EVAL_V1, key_fingerprint=key.fingerprint, counts=EVAL_V1_COUNTS, tasks=tuple(entries)
+    )
+
+
+def spread_sample(entries: tuple[ManifestEntry, ...], limit: int | None) -> list[ManifestEntry]:
+    """`limit` entries evenly spaced over the manifest (all families), or all of them."""
+    if limit is None or limit >= len(entries):
+        return list(entries)
+    if limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    step = len(entries) / limit
+    return [entries[int(i * step)] for i in range(limit)]
+
+
+def verify_entries(
+    manifest: Manifest,
+    entries: Iterable[ManifestEntry],
+    key: DerivationKey,
+    tick: Tick | None = None,
+) -> list[Mismatch]:
+    if key.fingerprint != manifest.key_fingerprint:
+        raise ManifestKeyError(
+            f"{manifest.split} was frozen with key fingerprint {manifest.key_fingerprint}, "
+            f"not {key.fingerprint}: verify with the default key (unset CAUSAL_GYM_KEY)"
+        )
+    mismatches = []
+    for entry in entries:
+        actual = ManifestEntry.model_validate(generate_task(entry.task_id, key).public.metadata())
+        for field in ("family", "tier", "n_rows", "sha256", "generation_attempts"):
+            if getattr(actual, field) != getattr(entry, field):
+                mismatches.append(
+                    Mismatch(entry.task_id, field, getattr(entry, field), getattr(actual, field))
+                )
+        if tick:
+            tick(entry.task_id)
+    return mismatches

@@ -1,0 +1,110 @@
+"""The frozen eval-v1 manifest: which ids the split holds and what they stage.
+
+The manifest pins each task's staged row count (so eval-v1 never depends on the
+train jitter or on later tier edits) and the sha256 of both staged files (so any
+machine can check it reproduces the split byte for byte).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from causal_gym.errors import TaskIdError
+from causal_gym.spec.tiers import Tier
+from causal_gym.task import STAGED_FILES
+from causal_gym.task_id import Family, Namespace, TaskId
+
+EVAL_V1 = "eval-v1"
+#: Tasks per family in eval-v1; null_detect is 8 whole blocks of 20.
+EVAL_V1_COUNTS: dict[Family, int] = {
+    Family.ATE: 170,
+    Family.ADJUSTMENT: 170,
+    Family.NULL_DETECT: 160,
+}
+SPLITS: tuple[str, ...] = (EVAL_V1,)
+
+
+class ManifestEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task_id: str
+    family: Family
+    tier: Tier
+    n_rows: int = Field(gt=0)
+    sha256: dict[str, str]
+    generation_attempts: int = Field(ge=1)
+
+    @field_validator("sha256")
+    @classmethod
+    def _both_files(cls, value: dict[str, str]) -> dict[str, str]:
+        if sorted(value) != sorted(STAGED_FILES):
+            raise ValueError(f"sha256 must cover exactly {STAGED_FILES}")
+        return value
+
+
+class Manifest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    split: Literal["eval-v1"]
+    key_fingerprint: str
+    counts: dict[Family, int]
+    tasks: tuple[ManifestEntry, ...]
+
+    def entry(self, task_id: str) -> ManifestEntry | None:
+        return self._index().get(task_id)
+
+    def _index(self) -> dict[str, ManifestEntry]:
+        return {e.task_id: e for e in self.tasks}
+
+
+def manifest_path(split: str = EVAL_V1) -> Path:
+    return Path(str(resources.files("causal_gym").joinpath("manifests", f"{split}.json")))
+
+
+def eval_v1_ids() -> list[str]:
+    return [
+        f"{EVAL_V1}:{family.value}:{i}" for family, n in EVAL_V1_COUNTS.items() for i in range(n)
+    ]
+
+
+def check_split(split: str) -> str:
+    if split not in SPLITS:
+        raise TaskIdError(f"unknown split {split!r}: accepted splits are {', '.join(SPLITS)}")
+    return split
+
+
+@cache
+def load_manifest(split: str = EVAL_V1) -> Manifest:
+    check_split(split)
+    return Manifest.model_validate_json(manifest_path(split).read_bytes())
+
+
+@cache
+def _rows_by_id() -> dict[str, int]:
+    return {e.task_id: e.n_rows for e in load_manifest(EVAL_V1).tasks}
+
+
+def eval_v1_rows(task_id: TaskId) -> int:
+    """Frozen staged row count of an eval-v1 task; ids outside the split are an error."""
+    if task_id.namespace is not Namespace.EVAL_V1:
+        raise TaskIdError(f"{task_id} is not an eval-v1 task")
+    rows = _rows_by_id().get(str(task_id))
+    if rows is None:
+        ranges = ", ".join(f"{EVAL_V1}:{f.value}:0-{n - 1}" for f, n in EVAL_V1_COUNTS.items())
+        raise TaskIdError(f"{task_id} is not in the frozen eval-v1 manifest (it holds {ranges})")
+    return rows
+
+
+def manifest_json(manifest: Manifest) -> str:
+    """One task per line, so a diff of the committed file shows exactly what moved."""
+    head = manifest.model_dump(mode="json", exclude={"tasks"})
+    lines = [json.dumps(e.model_dump(mode="json"), sort_keys=True) for e in manifest.tasks]
+    body = ",\n    ".join(lines)
+    header = json.dumps(head, sort_keys=True)[1:-1]
+    return f'{{{header},\n  "tasks": [\n    {body}\n  ]\n}}\n'
