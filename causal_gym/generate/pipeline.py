@@ -19,12 +19,13 @@ from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.spec.plan import TaskPlan, plan_task
 from causal_gym.spec.tiers import TIER_SPECS
+from causal_gym.splits.manifest import eval_v1_rows
 from causal_gym.staging.csv_bytes import render_csv
 from causal_gym.staging.mess import make_messy, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
 from causal_gym.task import HiddenTruth, PublicTask, Task
-from causal_gym.task_id import TaskId
+from causal_gym.task_id import Namespace, TaskId
 
 MAX_ATTEMPTS = 30
 _TIMING_ORDER = {Timing.TREATMENT: 0, Timing.OUTCOME: 1, Timing.PRE: 2, Timing.POST: 3}
@@ -109,8 +110,14 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
 def generate_task(
     task_id: TaskId | str, key: DerivationKey, staged_rows: int | None = None
 ) -> Task:
-    """Materialize one task in memory; byte-identical for the same key, id and size."""
+    """Materialize one task in memory; byte-identical for the same key, id and size.
+
+    eval-v1 tasks take their staged row count from the frozen manifest (ids outside
+    it are an error); `staged_rows` overrides that only when freezing the manifest.
+    """
     tid = task_id if isinstance(task_id, TaskId) else TaskId.parse(task_id)
+    if staged_rows is None and tid.namespace is Namespace.EVAL_V1:
+        staged_rows = eval_v1_rows(tid)
     plan = plan_task(key, tid, staged_rows)
     rejections: list[Rejection] = []
     for attempt in range(MAX_ATTEMPTS):

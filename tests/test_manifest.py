@@ -1,0 +1,90 @@
+"""The frozen eval-v1 manifest: its shape, and a spread sample re-verified every CI run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from causal_gym import generate_task
+from causal_gym.errors import TaskIdError
+from causal_gym.rng_keys import parse_key_hex
+from causal_gym.spec.plan import NULL_BLOCK_SIZE, plan_task
+from causal_gym.splits.freeze import ManifestKeyError, spread_sample, verify_entries
+from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
+from causal_gym.task_id import TaskId
+
+
+def test_manifest_shape() -> None:
+    manifest = load_manifest()
+    assert len(manifest.tasks) == 500
+    assert [e.task_id for e in manifest.tasks] == eval_v1_ids()
+    families = Counter(e.family.value for e in manifest.tasks)
+    assert families == {"ate": 170, "adjustment": 170, "null_detect": 160}
+    assert families["null_detect"] % NULL_BLOCK_SIZE == 0  # whole blocks only
+    assert len({e.tier for e in manifest.tasks}) == 3
+
+
+def test_a_spread_sample_reproduces_byte_for_byte(default_key) -> None:
+    manifest = load_manifest()
+    sample = spread_sample(manifest.tasks, 24)
+    assert {e.family for e in sample} == {e.family for e in manifest.tasks}
+    assert verify_entries(manifest, sample, default_key) == []
+
+
+def test_eval_rows_come_from_the_manifest(default_key) -> None:
+    entry = load_manifest().tasks[7]
+    tid = TaskId.parse(entry.task_id)
+    assert eval_v1_rows(tid) == entry.n_rows == plan_task(default_key, tid).base_rows
+    task = generate_task(tid, default_key)
+    assert task.public.n_rows == entry.n_rows
+    assert task.public.files["data.csv"].count(b"\n") == entry.n_rows + 1
+
+
+@pytest.mark.parametrize(
+    "task_id", ["eval-v1:ate:170", "eval-v1:null_detect:160", "eval-v1:adjustment:999999"]
+)
+def test_ids_outside_the_manifest_are_errors(default_key, task_id: str) -> None:
+    with pytest.raises(TaskIdError, match="not in the frozen eval-v1 manifest"):
+        generate_task(task_id, default_key)
+
+
+def test_other_key_cannot_verify(other_key) -> None:
+    manifest = load_manifest()
+    with pytest.raises(ManifestKeyError, match="unset CAUSAL_GYM_KEY"):
+        verify_entries(manifest, manifest.tasks[:1], other_key)
+
+
+def test_other_key_keeps_the_split_shape(other_key) -> None:
+    entry = load_manifest().tasks[3]
+    task = generate_task(entry.task_id, other_key)
+    assert task.public.n_rows == entry.n_rows
+    assert task.public.sha256("data.csv") != entry.sha256["data.csv"]
+
+
+def test_cli_list_and_verify() -> None:
+    listed = subprocess.run(
+        [sys.executable, "-m", "causal_gym.cli", "manifest", "list"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert listed.stdout.split() == eval_v1_ids()
+    verified = subprocess.run(
+        [sys.executable, "-m", "causal_gym.cli", "manifest", "verify", "--limit", "3"],
+        capture_output=True,
+        text=True,
+    )
+    assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "causal_gym.cli", "manifest", "list", "--split", "v2"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "accepted splits are eval-v1" in bad.stderr
+
+
+def test_parse_key_is_unrelated_to_manifest_key() -> None:
+    assert parse_key_hex("ab" * 16, "t").fingerprint != load_manifest().key_fingerprint
