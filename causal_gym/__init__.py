@@ -8,6 +8,8 @@ from causal_gym.task_id import Family, Namespace, TaskId
 
 __all__ = [
     "DEFAULT_EVAL_KEY",
+    "CausalGymEnv",
+    "CausalGymTaskset",
     "CausalGymError",
     "DerivationKey",
     "Family",
@@ -19,3 +21,13 @@ __all__ = [
     "generate_task",
     "resolve_key",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The verifiers taskset and env load lazily so plain `import causal_gym` never
+    imports verifiers (the loader finds them through `__all__`)."""
+    if name in ("CausalGymTaskset", "CausalGymEnv"):
+        from causal_gym import vf
+
+        return getattr(vf, name)
+    raise AttributeError(f"module 'causal_gym' has no attribute {name!r}")

@@ -2,7 +2,8 @@
 # Prepare a fresh Debian/Ubuntu machine (Python >= 3.11) for causal-gym:
 # system packages first, then the project virtualenv in .venv.
 #   bash scripts/bootstrap.sh          runtime install
-#   bash scripts/bootstrap.sh --test   runtime + test tools
+#   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
+#                                      debootstrap from apt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,12 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 packages=()
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
+if [ -n "$extras" ]; then
+  # The tests use real engines: bubblewrap, a Docker daemon, debootstrap for stand-in images.
+  command -v bwrap >/dev/null || packages+=(bubblewrap)
+  command -v dockerd >/dev/null || packages+=(docker.io)
+  command -v debootstrap >/dev/null || packages+=(debootstrap)
+fi
 if [ "${#packages[@]}" -gt 0 ]; then
   echo "bootstrap.sh: installing ${packages[*]}"
   $sudo apt-get update -qq

@@ -1,0 +1,147 @@
+"""One causal-gym task as a verifiers v1 Task: stage, submit, score.
+
+TaskData is written verbatim into every trace, so it carries only public facts
+(id, family, column names, prompt). The staged files and the hidden truth are
+regenerated host-side from the key whenever they are needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+import verifiers.v1 as vf
+from pydantic import field_validator
+
+from causal_gym.errors import CausalGymError, KeyFormatError
+from causal_gym.generate.pipeline import generate_task
+from causal_gym.rng_keys.derive import DerivationKey
+from causal_gym.scoring.reward import score_submission
+from causal_gym.scoring.validate import validate_submission
+from causal_gym.task import STAGED_FILES, Task
+from causal_gym.vf.keys import check_env_key_name, refuse_unsafe_runtime, resolve_run_key
+from causal_gym.vf.tools import CausalGymState, SubmitToolset
+
+NO_SUBMISSION_REWARD = -1.0
+WORKDIR = "/workspace"
+_PINS_IN_BOX = "/tmp/causal-gym-analyst-requirements.txt"
+_INSTALL = (
+    "set -e; F=" + _PINS_IN_BOX + "; "
+    "if command -v uv >/dev/null 2>&1; then "
+    "uv pip install --system --break-system-packages -q -r $F; "
+    "elif python3 -m pip --version >/dev/null 2>&1; then "
+    "python3 -m pip install -q --no-cache-dir --break-system-packages -r $F; "
+    "else echo 'image has neither uv nor pip for the analyst wheels' >&2; exit 3; fi; "
+    "rm -f $F"
+)
+_CACHE: dict[tuple[str, str], Task] = {}
+_CACHE_LIMIT = 64
+
+
+class CausalGymTaskConfig(vf.TaskConfig):
+    env_key: str | None = None
+    """Name of an environment variable holding the hex key (never the key itself).
+    CAUSAL_GYM_KEY wins over it; with neither, the public DEFAULT_EVAL_KEY."""
+    tools: vf.ToolsetConfig = vf.ToolsetConfig()
+
+    @field_validator("env_key")
+    @classmethod
+    def _a_name_not_a_key(cls, value: str | None) -> str | None:
+        """Checked while the config is parsed, before verifiers writes it anywhere."""
+        try:
+            return check_env_key_name(value)
+        except KeyFormatError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class CausalGymTaskData(vf.TaskData):
+    family: str
+    columns: list[str]
+
+
+def generated(task_id: str, key: DerivationKey) -> Task:
+    """The generated task, cached per process (load, setup and scoring share it)."""
+    slot = (key.fingerprint, task_id)
+    if slot not in _CACHE:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[slot] = generate_task(task_id, key)
+    return _CACHE[slot]
+
+
+def analyst_pins() -> bytes:
+    return resources.files("causal_gym").joinpath("analyst-requirements.txt").read_bytes()
+
+
+class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConfig]):
+    @classmethod
+    def toolsets(cls, config: CausalGymTaskConfig) -> list[vf.Toolset]:
+        return [SubmitToolset(config.tools)]
+
+    @property
+    def key(self) -> str:
+        return str(self.data.id)
+
+    def _task(self) -> Task:
+        return generated(str(self.data.id), resolve_run_key(self.config.env_key))
+
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        try:
+            key = resolve_run_key(self.config.env_key)
+            refuse_unsafe_runtime(runtime.type, key)
+            task = generated(str(self.data.id), key)
+        except CausalGymError as exc:
+            raise vf.TaskError(str(exc)) from exc
+        for name in STAGED_FILES:
+            await runtime.write(name, task.public.files[name])  # relative: the workdir
+        if runtime.type != "subprocess":
+            await runtime.write(_PINS_IN_BOX, analyst_pins())
+            done = await runtime.run(["sh", "-c", _INSTALL], {})
+            if done.exit_code != 0:
+                raise vf.TaskError(f"installing the analyst wheels failed: {done.stderr[-800:]}")
+        trace.info["staged_sha256"] = {name: task.public.sha256(name) for name in STAGED_FILES}
+
+    @vf.stop
+    async def submitted(self, trace: vf.Trace) -> bool:
+        return trace.state.submitted
+
+    async def finalize(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        trace.info["submission"] = trace.state.submission
+        trace.info["invalid_attempts"] = trace.state.invalid_attempts
+        trace.info["status"] = "submitted" if trace.state.submitted else "no_submission"
+
+    def _score(self, trace: vf.Trace) -> Any:
+        raw = trace.info.get("submission")
+        if raw is None:
+            return None
+        task = self._task()
+        checked = validate_submission(task.public.family, raw, task.public.columns)
+        return score_submission(task.hidden, checked.submission) if checked.ok else None
+
+    @vf.reward(weight=1.0)
+    async def reward(self, trace: vf.Trace) -> float:
+        record = self._score(trace)
+        return NO_SUBMISSION_REWARD if record is None else record.reward
+
+    @vf.metric
+    async def causal_gym(self, trace: vf.Trace) -> Mapping[str, float]:
+        record = self._score(trace)
+        metrics = {
+            "submitted": float(record is not None),
+            "invalid_attempts": float(trace.info.get("invalid_attempts", 0)),
+        }
+        if record is None:
+            return {**metrics, "clipped_reward": NO_SUBMISSION_REWARD}
+        values = record.as_dict()
+        for name in (
+            "clipped_reward",
+            "estimand_reward",
+            "covered",
+            "width_ratio",
+            "validity",
+            "brier_skill",
+        ):
+            if name in values:
+                metrics[name] = float(values[name])
+        return metrics

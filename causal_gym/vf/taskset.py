@@ -1,0 +1,65 @@
+"""The causal-gym verifiers taskset: `train` (infinite) or the frozen `eval-v1`."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Literal
+
+import verifiers.v1 as vf
+
+from causal_gym.splits.manifest import eval_v1_ids
+from causal_gym.task_id import FAMILIES
+from causal_gym.vf.keys import resolve_run_key
+from causal_gym.vf.task import (
+    WORKDIR,
+    CausalGymTask,
+    CausalGymTaskConfig,
+    CausalGymTaskData,
+    generated,
+)
+
+FamilyName = Literal["ate", "adjustment", "null_detect"]
+
+
+class CausalGymTasksetConfig(vf.TasksetConfig):
+    split: Literal["train", "eval-v1"] = "train"
+    """`train`: unbounded, families interleaved; `eval-v1`: the 500 frozen tasks in order."""
+    families: list[FamilyName] = list(FAMILIES)
+    """Families to draw from (train) or keep (eval-v1)."""
+    task: CausalGymTaskConfig = CausalGymTaskConfig()
+
+
+def train_ids(families: list[str]) -> Iterator[str]:
+    for index in itertools.count():
+        for family in families:
+            yield f"train:{family}:{index}"
+
+
+class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
+    """Causal inference from messy observational data with a calibrated reward."""
+
+    def __init__(self, config: CausalGymTasksetConfig) -> None:
+        super().__init__(config)
+        self.INFINITE = config.split == "train"
+
+    def task_ids(self) -> Iterator[str]:
+        families = [f for f in FAMILIES if f in self.config.families]
+        if self.config.split == "train":
+            return train_ids(families)
+        return (tid for tid in eval_v1_ids() if tid.split(":")[1] in families)
+
+    def load(self) -> Iterator[CausalGymTask]:
+        key = resolve_run_key(self.config.task.env_key)
+        for task_id in self.task_ids():
+            public = generated(task_id, key).public
+            readme = public.files["README.md"].decode("utf-8")
+            prompt = f"{public.prompt}\n\nHere is README.md:\n\n{readme}"
+            data = CausalGymTaskData(
+                id=task_id,
+                prompt=prompt,
+                workdir=WORKDIR,
+                family=public.family.value,
+                columns=list(public.columns),
+            )
+            yield CausalGymTask(data, self.config.task)

@@ -1,0 +1,205 @@
+"""Real `vf-eval causal_gym` runs against a scripted OpenAI-compatible streaming server.
+
+The scripted model explores with bash, submits one invalid answer, then the honest
+reference answer; the reward in the trace must equal `causal-gym score` on the same
+submission. Docker runs happen wherever an engine runs (always in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym import generate_task
+from causal_gym.reference import fit_reference, parse_readme, read_staged, reference_submission
+from causal_gym.rng_keys import parse_key_hex, resolve_key
+from causal_gym.splits.manifest import load_manifest
+from tests.support.docker_env import require_docker
+from tests.support.openai_server import Reply, assistant_turns, tool_outputs
+from tests.support.vf_run import run_vf_eval
+
+PROBE = (
+    "ls; sha256sum data.csv README.md; "
+    "python3 -c 'import statsmodels, pandas; print(\"stats-ok\")'; "
+    "python3 -c 'import sklearn; print(\"sklearn-ok\")'; "
+    "(python3 -c 'import urllib.request as u; u.urlopen(\"https://pypi.org\", timeout=5)' "
+    "  >/dev/null 2>&1 && echo NETWORK-OPEN || echo NETWORK-CLOSED); "
+    "env | grep -c CAUSAL_GYM_KEY || true"
+)
+INVALID = {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0}
+
+
+def honest_answers(task_ids: list[str], key) -> dict[str, tuple[str, dict[str, Any]]]:
+    answers = {}
+    for task_id in task_ids:
+        task = generate_task(task_id, key)
+        readme = task.public.files["README.md"].decode()
+        dictionary = parse_readme(readme)
+        fit = fit_reference(read_staged(task.public.files["data.csv"], dictionary), dictionary)
+        answers[readme] = (task_id, reference_submission(fit, dictionary))
+    return answers
+
+
+def scripted_policy(answers: dict[str, tuple[str, dict[str, Any]]]):
+    def policy(messages: list[dict[str, Any]]) -> Reply:
+        first = next(m["content"] for m in messages if m["role"] == "user")
+        text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first)
+        _task_id, answer = next(v for readme, v in answers.items() if readme in text)
+        turn = assistant_turns(messages)
+        if turn == 0:
+            return Reply(tool="bash", arguments={"command": PROBE})
+        if turn == 1:
+            return Reply(tool="submit_answer", arguments={"answer": INVALID})
+        if turn == 2:
+            return Reply(tool="submit_answer", arguments={"answer": answer})
+        return Reply(text="done")
+
+    return policy
+
+
+def cli_score(task_id: str, submission: dict[str, Any], tmp: Path, env: dict[str, str]) -> dict:
+    path = tmp / f"{task_id.replace(':', '_')}.json"
+    path.write_text(json.dumps(submission))
+    proc = subprocess.run(
+        [sys.executable, "-m", "causal_gym.cli", "score", task_id, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def check_episodes(run, answers, tmp: Path, score_env: dict[str, str], isolated: bool) -> list[str]:
+    assert run.returncode == 0, run.stderr[-3000:]
+    episodes = run.episodes
+    assert len(episodes) == len(answers)
+    by_id = {task_id: answer for task_id, answer in answers.values()}
+    probes = []
+    for episode in episodes:
+        trace = episode["traces"][0]
+        task_id = episode["task"]["data"]["id"]
+        assert trace["ok"], trace["errors"]
+        assert trace["stop_condition"] == "submitted"
+        info = trace["info"]
+        assert info["status"] == "submitted" and info["invalid_attempts"] == 1
+        assert info["submission"] == by_id[task_id]  # JSON floats round-trip exactly
+        expected = cli_score(task_id, info["submission"], tmp, score_env)
+        assert trace["rewards"]["reward"]["score"] == pytest.approx(expected["reward"], rel=1e-12)
+        assert trace["metrics"]["clipped_reward"] == pytest.approx(expected["clipped_reward"])
+        assert trace["metrics"]["covered"] == float(expected["covered"])
+        assert trace["metrics"]["width_ratio"] == pytest.approx(1.0)
+        assert trace["metrics"]["invalid_attempts"] == 1.0
+        assert "state" not in trace
+    for request in run.requests:
+        assert request["body"]["stream"] is True
+    for request in run.requests:
+        outputs = tool_outputs(request["body"]["messages"])
+        if len(outputs) >= 2:
+            probe, rejection = outputs[0], outputs[1]
+            assert "ci_lower (2.0) must be <= ci_upper (1.0)" in rejection
+            assert "not scored" in rejection
+            probes.append(probe)
+    assert len(probes) == len(answers)
+    for probe in probes:
+        listing = probe.split("\n")
+        assert listing[0:2] == ["README.md", "data.csv"]
+        assert "stats-ok" in probe
+        assert ("sklearn-ok" in probe) or not isolated  # the pinned toolchain is in the box
+        assert ("NETWORK-CLOSED" in probe) or not isolated
+        assert re.search(r"^0$", probe, re.M), "CAUSAL_GYM_KEY visible to the agent"
+    return probes
+
+
+@pytest.mark.parametrize("split", ["train", "eval-v1"])
+def test_subprocess_runtime_end_to_end(tmp_path: Path, split: str) -> None:
+    key = resolve_key(environ={})
+    ids = (
+        ["train:ate:0", "train:adjustment:0"]
+        if split == "train"
+        else ["eval-v1:ate:0", "eval-v1:ate:1"]
+    )
+    answers = honest_answers(ids, key)
+    run = run_vf_eval(
+        scripted_policy(answers),
+        tmp_path / "out",
+        ["-n", "2", "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split],
+    )
+    probes = check_episodes(run, answers, tmp_path, {}, isolated=False)
+    if split == "eval-v1":
+        manifest = {e.task_id: e.sha256 for e in load_manifest().tasks}
+        for probe, task_id in zip(
+            sorted(probes), sorted(by for by, _ in answers.values()), strict=True
+        ):
+            assert task_id in manifest
+        hashes = {h for p in probes for h in re.findall(r"^([0-9a-f]{64})  ", p, re.M)}
+        wanted = {manifest[tid]["data.csv"] for tid in ids} | {
+            manifest[tid]["README.md"] for tid in ids
+        }
+        assert hashes == wanted
+
+
+def test_secret_key_refuses_the_subprocess_runtime(tmp_path: Path) -> None:
+    run = run_vf_eval(
+        lambda m: Reply(text="unused"),
+        tmp_path / "out",
+        ["-n", "1", "--env.agent.runtime.type", "subprocess"],
+        env={"CAUSAL_GYM_KEY": "9a" * 32},
+    )
+    assert run.returncode != 0
+    assert "subprocess runtime cannot hide it" in run.stderr
+    assert run.requests == [] and run.episodes == []
+    assert "9a" * 32 not in run.stderr + run.stdout
+
+
+def test_bad_key_fails_before_any_episode(tmp_path: Path) -> None:
+    run = run_vf_eval(
+        lambda m: Reply(text="unused"),
+        tmp_path / "out",
+        ["-n", "1", "--env.agent.runtime.type", "docker"],
+        env={"CAUSAL_GYM_KEY": "not-a-hex-key"},
+    )
+    assert run.returncode != 0 and "not valid hex" in run.stderr
+    assert run.requests == [] and run.episodes == []
+
+
+def test_docker_runtime_end_to_end_with_a_secret_key(tmp_path: Path) -> None:
+    image = require_docker()
+    secret_hex = "c3" * 32
+    key = parse_key_hex(secret_hex, "test")
+    answers = honest_answers(["eval-v1:adjustment:5", "eval-v1:null_detect:7"], key)
+    run = run_vf_eval(
+        scripted_policy(answers),
+        tmp_path / "out",
+        [
+            "-n",
+            "2",
+            "--env.agent.runtime.type",
+            "docker",
+            "--env.agent.runtime.image",
+            image,
+            "--env.taskset.split",
+            "eval-v1",
+            "--select.include.ids",
+            '["eval-v1:adjustment:5", "eval-v1:null_detect:7"]',
+            "--env.taskset.task.env-key",
+            "MY_EVAL_KEY",
+        ],
+        env={"MY_EVAL_KEY": secret_hex},
+    )
+    check_episodes(run, answers, tmp_path, {"CAUSAL_GYM_KEY": secret_hex}, isolated=True)
+    for episode in run.episodes:
+        assert episode["traces"][0]["agent"]["runtime"]["allow"] == []
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert secret_hex not in path.read_text(errors="replace"), path
+    leftovers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "name=vf-"], capture_output=True, text=True, check=True
+    )
+    assert leftovers.stdout.strip() == ""

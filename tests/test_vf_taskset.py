@@ -1,0 +1,106 @@
+"""causal_gym as a verifiers v1 taskset: loading, splits, config guards (no model)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import verifiers.v1 as vf
+from pydantic import ValidationError
+from verifiers.v1.utils.loaders import load_taskset
+
+import causal_gym
+from causal_gym.errors import KeyFormatError
+from causal_gym.rng_keys import DEFAULT_EVAL_KEY
+from causal_gym.splits.manifest import eval_v1_ids, load_manifest
+from causal_gym.vf import CausalGymTaskset, CausalGymTasksetConfig
+from causal_gym.vf.keys import refuse_unsafe_runtime, resolve_run_key
+from causal_gym.vf.task import CausalGymTaskConfig, generated
+
+
+def test_exports_exactly_one_taskset_and_no_harness() -> None:
+    tasksets = [
+        n
+        for n in causal_gym.__all__
+        if isinstance(getattr(causal_gym, n), type)
+        and issubclass(getattr(causal_gym, n), vf.Taskset)
+    ]
+    assert tasksets == ["CausalGymTaskset"]
+    harnesses = [
+        n
+        for n in causal_gym.__all__
+        if isinstance(getattr(causal_gym, n), type)
+        and issubclass(getattr(causal_gym, n), vf.Harness)
+    ]
+    assert harnesses == []
+    for name in ("causal_gym", "causal-gym"):  # the loader maps either to the package
+        loaded = load_taskset(CausalGymTasksetConfig(id=name, split="eval-v1"))
+        assert type(loaded) is CausalGymTaskset
+
+
+def test_plain_import_does_not_load_verifiers() -> None:
+    code = "import sys, causal_gym; print('verifiers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_eval_v1_split_yields_the_manifest_in_order() -> None:
+    taskset = CausalGymTaskset(CausalGymTasksetConfig(split="eval-v1"))
+    assert taskset.bounded
+    tasks = list(taskset)
+    assert [t.data.id for t in tasks] == eval_v1_ids()
+    key = resolve_run_key(None, environ={})
+    for task, entry in zip(tasks, load_manifest().tasks, strict=True):
+        public = generated(entry.task_id, key).public
+        assert public.metadata()["sha256"] == entry.sha256, entry.task_id
+        assert task.data.family == entry.family.value
+        assert task.data.workdir == "/workspace"
+        assert public.files["README.md"].decode() in task.data.prompt
+    assert len(tasks) == 500
+
+
+def test_train_split_is_infinite_and_interleaves_families() -> None:
+    taskset = CausalGymTaskset(CausalGymTasksetConfig(split="train"))
+    assert taskset.INFINITE and not taskset.bounded
+    first = [t.data.id for t in taskset.take(6)]
+    assert first == [
+        "train:ate:0",
+        "train:adjustment:0",
+        "train:null_detect:0",
+        "train:ate:1",
+        "train:adjustment:1",
+        "train:null_detect:1",
+    ]
+    only = CausalGymTaskset(CausalGymTasksetConfig(split="train", families=["null_detect"]))
+    assert [t.data.id for t in only.take(2)] == ["train:null_detect:0", "train:null_detect:1"]
+
+
+def test_config_rejects_bad_values_before_anything_runs() -> None:
+    with pytest.raises(ValidationError, match="train"):
+        CausalGymTasksetConfig(split="eval-v2")
+    with pytest.raises(ValidationError, match="not hold the key itself"):
+        CausalGymTaskConfig(env_key="ab" * 32)
+    with pytest.raises(ValidationError, match="not an environment variable name"):
+        CausalGymTaskConfig(env_key="my-key")
+    assert CausalGymTaskConfig(env_key="MY_EVAL_KEY").env_key == "MY_EVAL_KEY"
+
+
+def test_key_precedence_for_runs() -> None:
+    a, b = "12" * 32, "34" * 32
+    assert resolve_run_key(None, environ={}).raw == bytes.fromhex(DEFAULT_EVAL_KEY)
+    assert resolve_run_key("MINE", environ={"MINE": a}).raw == bytes.fromhex(a)
+    assert resolve_run_key("MINE", environ={"MINE": a, "CAUSAL_GYM_KEY": b}).raw == bytes.fromhex(b)
+    with pytest.raises(KeyFormatError, match="MINE, which is not set"):
+        resolve_run_key("MINE", environ={})
+    with pytest.raises(KeyFormatError, match="not valid hex"):
+        resolve_run_key("MINE", environ={"MINE": "zz"})
+
+
+def test_secret_keys_refuse_non_isolating_runtimes() -> None:
+    secret = resolve_run_key(None, environ={"CAUSAL_GYM_KEY": "56" * 32})
+    public = resolve_run_key(None, environ={})
+    refuse_unsafe_runtime("subprocess", public)
+    refuse_unsafe_runtime("docker", secret)
+    with pytest.raises(KeyFormatError, match="subprocess runtime cannot hide it"):
+        refuse_unsafe_runtime("subprocess", secret)
