@@ -9,8 +9,8 @@ from causal_gym.task_id import Family, Namespace, TaskId
 __all__ = [
     "DEFAULT_EVAL_KEY",
     "CausalGymEnv",
-    "CausalGymTaskset",
     "CausalGymError",
+    "CausalGymTaskset",
     "DerivationKey",
     "Family",
     "HiddenTruth",

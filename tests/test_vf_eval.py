@@ -134,10 +134,7 @@ def test_subprocess_runtime_end_to_end(tmp_path: Path, split: str) -> None:
     probes = check_episodes(run, answers, tmp_path, {}, isolated=False)
     if split == "eval-v1":
         manifest = {e.task_id: e.sha256 for e in load_manifest().tasks}
-        for probe, task_id in zip(
-            sorted(probes), sorted(by for by, _ in answers.values()), strict=True
-        ):
-            assert task_id in manifest
+        assert set(ids) <= set(manifest)
         hashes = {h for p in probes for h in re.findall(r"^([0-9a-f]{64})  ", p, re.M)}
         wanted = {manifest[tid]["data.csv"] for tid in ids} | {
             manifest[tid]["README.md"] for tid in ids

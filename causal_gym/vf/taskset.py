@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Literal
 
 import verifiers.v1 as vf
+from pydantic import Field
 
 from causal_gym.splits.manifest import eval_v1_ids
 from causal_gym.task_id import FAMILIES
@@ -25,7 +26,7 @@ FamilyName = Literal["ate", "adjustment", "null_detect"]
 class CausalGymTasksetConfig(vf.TasksetConfig):
     split: Literal["train", "eval-v1"] = "train"
     """`train`: unbounded, families interleaved; `eval-v1`: the 500 frozen tasks in order."""
-    families: list[FamilyName] = list(FAMILIES)
+    families: list[FamilyName] = Field(default_factory=lambda: list(FAMILIES))
     """Families to draw from (train) or keep (eval-v1)."""
     task: CausalGymTaskConfig = CausalGymTaskConfig()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import verifiers.v1 as vf
+from pydantic import Field
 
 from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import Family
@@ -20,7 +21,7 @@ class CausalGymState(vf.State):
     submission: dict[str, Any] | None = None
     submitted: bool = False
     invalid_attempts: int = 0
-    last_errors: list[str] = []
+    last_errors: list[str] = Field(default_factory=list)
 
 
 def answer_text(errors: tuple[str, ...]) -> str:
