@@ -104,3 +104,50 @@ def test_secret_keys_refuse_non_isolating_runtimes() -> None:
     refuse_unsafe_runtime("docker", secret)
     with pytest.raises(KeyFormatError, match="subprocess runtime cannot hide it"):
         refuse_unsafe_runtime("subprocess", secret)
+
+
+def test_uv_run_eval_finds_the_console_script(tmp_path) -> None:
+    """`uv run eval causal_gym ...` resolves this project's `eval` script (dry run)."""
+    import json
+    import os
+    import shutil
+    from pathlib import Path
+
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    assert uv, "uv is a test dependency"
+    repo = Path(__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "VIRTUAL_ENV": str(Path(sys.executable).parents[1]),
+        "UV_PROJECT_ENVIRONMENT": str(Path(sys.executable).parents[1]),
+    }
+    env.pop("CAUSAL_GYM_KEY", None)
+    proc = subprocess.run(
+        [
+            uv,
+            "run",
+            "--no-sync",
+            "eval",
+            "causal_gym",
+            "-n",
+            "3",
+            "--env.taskset.split",
+            "eval-v1",
+            "--env.agent.runtime.type",
+            "docker",
+            "--dry-run",
+            "--no-push",
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [resolved] = list(tmp_path.rglob("eval.json"))
+    config = json.loads(resolved.read_text())
+    flat = json.dumps(config)
+    assert "eval-v1" in flat and "causal_gym" in flat
+    assert DEFAULT_EVAL_KEY not in flat

@@ -1,0 +1,102 @@
+"""`causal-gym-run sandbox ...`: see exactly what an agent sees, build toolchains, reap."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from causal_gym.errors import CausalGymError
+from orchestrator.cli.common import app, fail
+from orchestrator.errors import OrchestratorError
+from orchestrator.sandbox import SANDBOX_KINDS, SandboxLimits, make_sandbox
+
+sandbox_app = typer.Typer(help="Sandboxes agents run in.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+SandboxOption = Annotated[str, typer.Option("--sandbox", help="local (bubblewrap) or docker.")]
+ImageOption = Annotated[str | None, typer.Option("--image", help="Docker base image.")]
+
+
+def _kind(value: str) -> str:
+    if value not in SANDBOX_KINDS:
+        fail(f"unknown sandbox {value!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    return value
+
+
+@sandbox_app.command(
+    "exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def exec_command(
+    ctx: typer.Context,
+    sandbox: SandboxOption = "local",
+    stage: Annotated[str | None, typer.Option("--stage", help="Stage this task's files.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Deadline (s).")] = 60.0,
+    image: ImageOption = None,
+) -> None:
+    """Run one command in a fresh sandbox: causal-gym-run sandbox exec -- CMD..."""
+    argv = list(ctx.args)
+    if not argv:
+        fail("give the command after --, e.g. causal-gym-run sandbox exec -- ls -la")
+    files: dict[str, bytes] = {}
+    if stage is not None:
+        from causal_gym import generate_task, resolve_key
+        from causal_gym.task_id import TaskId
+
+        try:
+            files = dict(generate_task(TaskId.parse(stage), resolve_key()).public.files)
+        except CausalGymError as exc:
+            fail(str(exc))
+    try:
+        box = make_sandbox(_kind(sandbox), SandboxLimits(), image)
+        with box:
+            box.open(files)
+            result = box.exec(argv if len(argv) > 1 else argv[0], timeout)
+    except OrchestratorError as exc:
+        fail(str(exc), code=1)
+    typer.echo(result.stdout, nl=False)
+    typer.echo(result.stderr, nl=False, err=True)
+    summary = {
+        "sandbox": sandbox,
+        "exit_code": result.exit_code,
+        "timed_out": result.timed_out,
+        "truncated": result.truncated,
+        "seconds": round(result.duration_s, 3),
+    }
+    typer.echo(json.dumps(summary), err=True)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@sandbox_app.command("setup")
+def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
+    """Build (once) the analyst toolchain: the local venv or the Docker analyst image."""
+    try:
+        if _kind(sandbox) == "local":
+            from orchestrator.sandbox.toolchain import ensure_local_toolchain
+
+            typer.echo(f"local toolchain ready: {ensure_local_toolchain().venv}")
+        else:
+            from orchestrator.sandbox.docker_backend import (
+                DEFAULT_IMAGE,
+                analyst_image,
+                docker_client,
+            )
+
+            typer.echo(
+                f"docker image ready: {analyst_image(docker_client(), image or DEFAULT_IMAGE)}"
+            )
+    except OrchestratorError as exc:
+        fail(str(exc), code=1)
+
+
+@sandbox_app.command("reap")
+def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None:
+    """Remove episode containers left behind by crashed or finished runs."""
+    from orchestrator.sandbox.docker_backend import docker_client, reap_containers
+
+    try:
+        removed = reap_containers(docker_client(), run_id)
+    except OrchestratorError as exc:
+        fail(str(exc), code=1)
+    typer.echo(json.dumps({"removed": removed}))

@@ -1,0 +1,120 @@
+"""The sandbox interface both backends implement, and what an exec returns.
+
+One small surface (open with staged files, exec with a deadline and capped output,
+read and write workspace files, close) so the episode loop never knows which engine
+runs the agent's commands.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Self
+
+from orchestrator.errors import SandboxPathError
+
+WORKSPACE = "/workspace"
+#: Extra wall time allowed past a command's deadline before the host kills it all.
+KILL_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    memory_mb: int = 2048
+    pids: int = 256
+    cpus: float = 1.0
+    output_bytes: int = 64 * 1024
+    file_mb: int = 512
+
+    def __post_init__(self) -> None:
+        if self.memory_mb < 64 or self.pids < 8 or self.cpus <= 0 or self.output_bytes < 1:
+            raise ValueError(f"sandbox limits out of range: {self}")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int | None  # None when the command was killed at its deadline
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+def workspace_relpath(path: str) -> str:
+    """Normalize a path inside /workspace; anything that escapes it is refused."""
+    if path.startswith(WORKSPACE + "/"):
+        path = path[len(WORKSPACE) + 1 :]
+    norm = posixpath.normpath(path)
+    if norm in ("", ".") or norm.startswith("../") or norm == ".." or posixpath.isabs(norm):
+        raise SandboxPathError(f"{path!r} is not a file path inside {WORKSPACE}")
+    return norm
+
+
+class CappedReader:
+    """Drains a pipe on a thread, keeping the first `cap` bytes and counting the rest,
+    so a chatty command can neither block on a full pipe nor flood host memory."""
+
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
+        self.cap = cap
+        self.kept = bytearray()
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        try:
+            while chunk := stream.read(65536):
+                self.feed(chunk)
+        except (OSError, ValueError):
+            pass
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.cap - len(self.kept)
+        self.kept += chunk[: max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", errors="replace")
+
+
+class Sandbox(ABC):
+    """Context manager: `with open_sandbox(...) as box: box.exec(...)`."""
+
+    kind: str
+
+    @abstractmethod
+    def open(self, files: Mapping[str, bytes]) -> None:
+        """Create the sandbox and stage `files` (name -> bytes) into /workspace."""
+
+    @abstractmethod
+    def exec(self, command: str | Sequence[str], timeout_s: float) -> ExecResult:
+        """Run a shell command (str) or argv in /workspace; killed at the deadline."""
+
+    @abstractmethod
+    def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
+        """A regular file from /workspace (symlinks and escapes are refused)."""
+
+    @abstractmethod
+    def write_file(self, path: str, data: bytes) -> None:
+        """Create or replace a file in /workspace."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Kill everything still running and remove the sandbox; idempotent."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
