@@ -15,8 +15,13 @@ from tests.support.docker_env import require_docker
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "orchestrator.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_missing_bubblewrap_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,7 +42,7 @@ def test_docker_daemon_down_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unknown_image_names_the_fix() -> None:
     require_docker()
     box = make_sandbox("docker", SandboxLimits(), "causal-gym/no-such-image:0")
-    with pytest.raises(SandboxUnavailableError, match="cannot be pulled.*--image"):
+    with pytest.raises(SandboxUnavailableError, match=r"cannot be pulled.*--image"):
         box.open({})
 
 

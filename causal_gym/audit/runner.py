@@ -10,12 +10,12 @@ import numpy as np
 from causal_gym.audit.policies import (
     HACK_PROBES,
     SWEEP_LEVELS,
+    SWEEP_POLICIES,
     Answer,
-    StagedView,
-    at_level,
     honest,
     narrow_null,
     prior_only,
+    staged_view,
 )
 from causal_gym.audit.report import (
     AuditReport,
@@ -37,7 +37,6 @@ from causal_gym.task import Task
 from causal_gym.task_id import FAMILIES
 
 Tick = Callable[[str], None]
-_SWEEP_POLICIES = tuple(at_level(level) for level in SWEEP_LEVELS)
 
 
 @dataclass(frozen=True)
@@ -63,13 +62,13 @@ def _reward(record: ScoreRecord | None) -> float:
 
 
 def audit_task(task: Task) -> TaskAudit:
-    view = StagedView.of(task.public)
+    view = staged_view(task.public)
     honest_record = score_answer(task, honest(view))
     if honest_record is None:
         raise GenerationError(
             f"{task.public.task_id}: the honest reference answer did not validate"
         )
-    sweep = tuple(score_answer(task, policy(view)) for policy in _SWEEP_POLICIES)
+    sweep = tuple(score_answer(task, policy(view)) for policy in SWEEP_POLICIES)
     null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
     return TaskAudit(
         task_id=task.public.task_id,

@@ -1,6 +1,6 @@
 """`causal-gym-run`: importing the command modules registers them on `app`."""
 
-from orchestrator.cli import sandbox  # noqa: F401  (registration)
+from orchestrator.cli import episode, sandbox  # noqa: F401  (registration)
 from orchestrator.cli.common import app
 
 

@@ -1,0 +1,119 @@
+"""An agent backed by any OpenAI-compatible chat-completions server (vLLM, SGLang,
+OpenRouter, ...): tool calling, configurable sampling, bounded retries.
+
+429, 5xx and connection failures are retried with exponential backoff and counted;
+when the budget is spent the turn fails as a model error. No request may outlive
+the episode's remaining wall time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from causal_gym.task import PublicTask
+from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.types import AgentTurn, ToolCall
+
+_RETRYABLE = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
+
+
+class OpenAIPolicyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    seed: int | None = None
+    max_retries: int = Field(4, ge=0)
+    backoff_s: float = Field(1.0, ge=0)
+    request_timeout_s: float = Field(300.0, gt=0)
+
+    def sampling(self) -> dict[str, Any]:
+        values = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
+        return {k: v for k, v in values.items() if v is not None}
+
+
+class OpenAIPolicy(Policy):
+    name = "openai"
+
+    def __init__(self, config: OpenAIPolicyConfig) -> None:
+        self.config = config
+        # The key is read here, by name; it is never an argument, a log line or a config value.
+        api_key = os.environ.get(config.api_key_env) or "EMPTY"
+        self.client = openai.OpenAI(base_url=config.base_url, api_key=api_key, max_retries=0)
+        self.tools: list[dict[str, Any]] = []
+
+    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+
+    def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
+        end = time.monotonic() + deadline_s
+        attempt = 0
+        while True:
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("no time left for another model request")
+            try:
+                response = self.client.chat.completions.create(
+                    model=self.config.model,
+                    messages=messages,
+                    tools=self.tools,
+                    tool_choice="auto",
+                    timeout=min(remaining, self.config.request_timeout_s),
+                    **self.config.sampling(),
+                )
+                return _turn(response, attempt)
+            except openai.APITimeoutError as exc:
+                if time.monotonic() >= end:
+                    raise TimeoutError(
+                        "the model did not answer before the episode deadline"
+                    ) from exc
+                failure: Exception = exc
+            except _RETRYABLE as exc:
+                failure = exc
+            except openai.APIStatusError as exc:
+                raise ModelError(
+                    f"model server refused the request: HTTP {exc.status_code}: {_short(exc)}",
+                    attempt,
+                ) from exc
+            except openai.OpenAIError as exc:
+                raise ModelError(f"model request failed: {_short(exc)}", attempt) from exc
+            if attempt >= self.config.max_retries:
+                raise ModelError(
+                    f"model server failed after {attempt} retries: "
+                    f"{type(failure).__name__}: {_short(failure)}",
+                    attempt,
+                )
+            attempt += 1
+            time.sleep(
+                max(0.0, min(self.config.backoff_s * 2 ** (attempt - 1), end - time.monotonic()))
+            )
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).replace("\n", " ")[:300]
+
+
+def _turn(response: Any, retries: int) -> AgentTurn:
+    if not getattr(response, "choices", None):
+        raise ModelError("model response has no choices", retries)
+    message = response.choices[0].message
+    calls = tuple(
+        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "")
+        for i, c in enumerate(message.tool_calls or [])
+    )
+    usage = response.usage.model_dump() if getattr(response, "usage", None) else None
+    return AgentTurn(text=message.content, tool_calls=calls, usage=usage, retries=retries)

@@ -1,0 +1,36 @@
+"""The one interface every agent implements, model-backed or scripted."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from causal_gym.task import PublicTask
+from orchestrator.agents.types import AgentTurn
+from orchestrator.errors import OrchestratorError
+
+
+class ModelError(OrchestratorError):
+    """Raised by a policy when its model server failed after the retry budget."""
+
+    def __init__(self, message: str, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
+
+class Policy(ABC):
+    """Produces the next assistant turn from the conversation so far.
+
+    The episode loop owns tools, budgets and validation; a policy only decides what
+    to say or which tools to call. `deadline_s` is the wall time left in the episode,
+    which a model call must not outlive.
+    """
+
+    name: str = "policy"
+
+    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:  # noqa: B027
+        """Called once before the first turn (optional)."""
+
+    @abstractmethod
+    def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
+        """The assistant's next message: text and/or tool calls."""

@@ -1,0 +1,107 @@
+"""Scripted agents: the honest reference and the hack probes, as real agents.
+
+They drive the same tool loop as a model: copy self-contained analysis code into the
+sandbox with the python tool, run it with bash, and submit what it printed. So the
+audit's claims (honest beats every probe) can be checked end to end, offline.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from causal_gym.task import PublicTask
+from orchestrator.agents.policy import Policy
+from orchestrator.agents.types import AgentTurn, ToolCall
+
+ESCAPE_SCRIPT = Path(__file__).with_name("escape_script.py")
+
+
+def _reference_source(name: str) -> str:
+    return resources.files("causal_gym.reference").joinpath(name).read_text("utf-8")
+
+
+def _write_file_code(filename: str, source: str) -> str:
+    return f"open({filename!r}, 'w').write({source!r})\nprint('wrote {filename}')"
+
+
+def _call(turn: int, name: str, arguments: dict[str, Any]) -> AgentTurn:
+    return AgentTurn(text=None, tool_calls=(ToolCall(f"call_{turn}", name, json.dumps(arguments)),))
+
+
+def last_json_object(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last JSON object line printed by a tool, if any."""
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            continue
+        for line in reversed(str(message.get("content", "")).splitlines()):
+            line = line.strip()
+            if line.startswith("{") and line.endswith("}"):
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(value, dict):
+                    return value
+        return None
+    return None
+
+
+class ScriptedAnalysisPolicy(Policy):
+    """Copy analyst.py (and probes.py), run one command, submit its printed JSON."""
+
+    name = "scripted"
+    command = "python analyst.py /workspace"
+    files = ("analyst.py",)
+
+    def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        if step < len(self.files):
+            name = self.files[step]
+            return _call(step, "python", {"code": _write_file_code(name, _reference_source(name))})
+        if step == len(self.files):
+            return _call(step, "bash", {"command": self.command})
+        answer = last_json_object(messages)
+        if step == len(self.files) + 1 and answer is not None:
+            return _call(step, "submit_answer", answer)
+        return AgentTurn(text="The analysis produced no answer; giving up.")
+
+
+class ReferencePolicy(ScriptedAnalysisPolicy):
+    name = "reference"
+
+
+class ProbePolicy(ScriptedAnalysisPolicy):
+    files = ("analyst.py", "probes.py")
+
+    def __init__(self, probe: str) -> None:
+        self.name = probe
+        self.command = f"python probes.py /workspace --probe {probe}"
+
+
+class EscapePolicy(Policy):
+    """Tries the network, the key, the generator and host files; reports its findings
+    as its final note and submits a constant answer."""
+
+    name = "escape"
+    family = "ate"
+
+    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:
+        self.family = task.family.value
+
+    def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        if step == 0:
+            return _call(0, "python", {"code": ESCAPE_SCRIPT.read_text("utf-8")})
+        findings = last_json_object(messages) or {"error": "the escape script printed nothing"}
+        if step == 1:
+            answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+            if self.family == "adjustment":
+                answer["adjustment_set"] = []
+            if self.family == "null_detect":
+                answer["effect_probability"] = 13 / 20
+            call = _call(1, "submit_answer", answer).tool_calls
+            return AgentTurn(text="escape findings: " + json.dumps(findings), tool_calls=call)
+        return AgentTurn(text="escape findings: " + json.dumps(findings))

@@ -1,0 +1,75 @@
+"""What crosses the episode boundary: configs and results (pydantic), turns (frozen).
+
+An episode result is written to results files and shipped between processes, so it
+is a strict pydantic model; a turn is internal to the loop, so a frozen dataclass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EpisodeStatus(StrEnum):
+    SUBMITTED = "submitted"
+    NO_SUBMISSION = "no_submission"
+    TIMEOUT = "timeout"
+    AGENT_ERROR = "agent_error"
+    MODEL_ERROR = "model_error"
+    SANDBOX_ERROR = "sandbox_error"
+
+
+class EpisodeConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(30, ge=1, le=1000)
+    episode_timeout_s: float = Field(600.0, gt=0)
+    tool_timeout_s: float = Field(120.0, gt=0)
+    tool_output_chars: int = Field(16_000, ge=256)
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    reported: bool = False
+
+
+class EpisodeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    agent: str
+    status: EpisodeStatus
+    submission: dict[str, Any] | None = None
+    turns: int = 0
+    invalid_attempts: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    model_retries: int = 0
+    wall_s: float = 0.0
+    model_s: float = 0.0
+    tool_s: float = 0.0
+    message: str | None = None
+    agent_notes: str | None = None
+    transcript: list[dict[str, Any]] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, exactly as the model produced it
+
+
+@dataclass(frozen=True)
+class AgentTurn:
+    text: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: dict[str, int] | None = None
+    retries: int = 0
+    raw: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,99 @@
+"""`causal-gym-run episode TASK_ID --agent NAME`: one agent, one task, scored host-side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from causal_gym.errors import CausalGymError
+from causal_gym.rng_keys.derive import read_key_file, resolve_key
+from causal_gym.scoring.reward import score_submission
+from causal_gym.scoring.validate import validate_submission
+from causal_gym.task import Task
+from causal_gym.task_id import TaskId
+from orchestrator.agents import EpisodeConfig, EpisodeResult, OpenAIPolicyConfig, load_policy
+from orchestrator.agents.loader import BUILTIN_AGENTS, USER_AGENT_FORMAT
+from orchestrator.cli.common import app, fail
+from orchestrator.errors import OrchestratorError
+from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
+
+NO_SUBMISSION_REWARD = -1.0
+
+
+def scored_record(task: Task, result: EpisodeResult) -> dict[str, Any]:
+    """The episode's public record plus its score (the scorer runs only here, on the host)."""
+    record: dict[str, Any] = result.model_dump(mode="json", exclude={"transcript"})
+    record["reward"] = NO_SUBMISSION_REWARD
+    record["clipped_reward"] = NO_SUBMISSION_REWARD
+    if result.submission is not None:
+        checked = validate_submission(task.public.family, result.submission, task.public.columns)
+        if checked.ok:
+            record.update(score_submission(task.hidden, checked.submission).as_dict())
+    return record
+
+
+@app.command()
+def episode(
+    task_id: Annotated[str, typer.Argument(help="Public id <namespace>:<family>:<index>.")],
+    agent: Annotated[
+        str, typer.Option("--agent", help=f"{', '.join(BUILTIN_AGENTS)} or {USER_AGENT_FORMAT}.")
+    ] = "reference",
+    sandbox: Annotated[str, typer.Option("--sandbox", help="local or docker.")] = "local",
+    image: Annotated[str | None, typer.Option("--image", help="Docker base image.")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible URL.")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model")] = None,
+    api_key_env: Annotated[
+        str, typer.Option("--api-key-env", help="Env var holding the API key.")
+    ] = "OPENAI_API_KEY",
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 30,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Episode budget (s).")] = 600.0,
+    transcript: Annotated[
+        bool, typer.Option("--transcript", help="Include the transcript.")
+    ] = False,
+    key_file: Annotated[Path | None, typer.Option("--key-file")] = None,
+) -> None:
+    """Run one episode in a fresh sandbox, score it on the host, print the record."""
+    if sandbox not in SANDBOX_KINDS:
+        fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    try:
+        key = resolve_key(read_key_file(key_file) if key_file else None)
+        from causal_gym import generate_task
+
+        task = generate_task(TaskId.parse(task_id), key)
+    except CausalGymError as exc:
+        fail(str(exc))
+    openai_config = None
+    if agent == "openai":
+        if not base_url or not model:
+            fail("the openai agent needs --base-url and --model")
+        openai_config = OpenAIPolicyConfig(
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+    try:
+        policy = load_policy(agent, openai_config)
+    except OrchestratorError as exc:
+        fail(str(exc))
+    config = EpisodeConfig(max_turns=max_turns, episode_timeout_s=timeout)
+    from orchestrator.agents import run_episode
+
+    try:
+        with make_sandbox(sandbox, image=image) as box:
+            box.open(dict(task.public.files))
+            result = run_episode(task.public, box, policy, config)
+    except OrchestratorError as exc:
+        fail(f"sandbox: {exc}", code=1)
+    record = scored_record(task, result)
+    if transcript:
+        record["transcript"] = result.transcript
+    typer.echo(json.dumps(record, indent=2))
