@@ -1,0 +1,286 @@
+"""Agent episodes end to end: a real chat-completions HTTP server with scripted replies,
+the scripted agents, and bad agent behaviour turned into statuses, never crashes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym import generate_task, resolve_key
+from causal_gym.reference.probes import Staged, honest
+from causal_gym.scoring.reward import score_submission
+from causal_gym.scoring.validate import validate_submission
+from orchestrator.agents import (
+    AgentSpecError,
+    EpisodeConfig,
+    EpisodeStatus,
+    OpenAIPolicyConfig,
+    load_policy,
+    run_episode,
+)
+from orchestrator.sandbox import make_sandbox
+from tests.support.docker_env import require_docker
+from tests.support.openai_server import (
+    Reply,
+    ScriptedOpenAIServer,
+    ServerScript,
+    assistant_turns,
+    tool_outputs,
+)
+
+KEY = resolve_key(environ={})
+TASK = generate_task("train:adjustment:8", KEY)
+HONEST = honest(
+    Staged.parse(TASK.public.files["data.csv"], TASK.public.files["README.md"].decode())
+)
+
+
+def openai_policy(server: ScriptedOpenAIServer, **overrides: Any):
+    config = OpenAIPolicyConfig(
+        base_url=server.base_url,
+        model="scripted",
+        api_key_env="SCRIPTED_KEY",
+        backoff_s=0.05,
+        **overrides,
+    )
+    return load_policy("openai", config)
+
+
+def episode(policy, config: EpisodeConfig | None = None, task=TASK, kind: str = "local"):
+    with make_sandbox(kind) as box:
+        box.open(dict(task.public.files))
+        return run_episode(task.public, box, policy, config or EpisodeConfig(max_turns=8))
+
+
+def explore_invalid_valid(messages: list[dict[str, Any]]) -> Reply:
+    turn = assistant_turns(messages)
+    if turn == 0:
+        return Reply(tool="bash", arguments={"command": "head -c 300 data.csv; wc -l data.csv"})
+    if turn == 1:
+        return Reply(
+            tool="python",
+            arguments={"code": "import pandas as pd\nprint(pd.read_csv('data.csv').shape)"},
+        )
+    if turn == 2:
+        return Reply(tool="submit_answer", arguments={**HONEST, "ci_lower": 9.0, "ci_upper": 1.0})
+    return Reply(tool="submit_answer", arguments=HONEST)
+
+
+def test_openai_agent_explores_fails_once_then_submits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCRIPTED_KEY", "sk-scripted-secret")
+    with ScriptedOpenAIServer(ServerScript(explore_invalid_valid)) as server:
+        result = episode(openai_policy(server, temperature=0.2, max_tokens=512))
+        requests = server.chat_requests
+    assert result.status is EpisodeStatus.SUBMITTED
+    assert result.turns == 4 and result.invalid_attempts == 1
+    assert result.submission == HONEST
+    assert result.usage.reported and result.usage.total_tokens == 4 * 120
+    assert result.tool_s > 0 and result.model_s > 0 and result.wall_s >= result.tool_s
+    outputs = tool_outputs(result.transcript)
+    assert "exit code 0" in outputs[0] and "data.csv" in outputs[0]
+    assert "(" in outputs[1] and "exit code 0" in outputs[1]
+    assert "ci_lower (9.0) must be <= ci_upper (1.0)" in outputs[2]
+    assert outputs[3].startswith("Submission accepted")
+    assert [r["auth"] for r in requests] == ["Bearer sk-scripted-secret"] * 4
+    body = requests[0]["body"]
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 512
+    names = [t["function"]["name"] for t in body["tools"]]
+    assert names == ["bash", "python", "submit_answer"]
+    submit_schema = body["tools"][2]["function"]["parameters"]
+    assert set(submit_schema["required"]) == {"estimate", "ci_lower", "ci_upper", "adjustment_set"}
+    scored = score_submission(
+        TASK.hidden,
+        validate_submission(TASK.public.family, result.submission, TASK.public.columns).submission,
+    )
+    assert scored.validity == 1.0
+
+
+def test_server_errors_are_retried_then_succeed() -> None:
+    script = ServerScript(explore_invalid_valid, fail_first=2)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server))
+    assert result.status is EpisodeStatus.SUBMITTED
+    assert result.model_retries == 2
+
+
+def test_server_that_keeps_failing_is_a_model_error() -> None:
+    script = ServerScript(explore_invalid_valid, fail_first=100)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server, max_retries=3))
+        calls = len(server.chat_requests)
+    assert result.status is EpisodeStatus.MODEL_ERROR
+    assert result.model_retries == 3 and calls == 4
+    assert "after 3 retries" in (result.message or "")
+
+
+def test_unreachable_server_is_a_model_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = OpenAIPolicyConfig(
+        base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=2, backoff_s=0.01
+    )
+    result = episode(load_policy("openai", config))
+    assert result.status is EpisodeStatus.MODEL_ERROR and "APIConnectionError" in result.message
+
+
+def test_hanging_server_ends_at_the_deadline() -> None:
+    script = ServerScript(explore_invalid_valid, hang_seconds=30)
+    with ScriptedOpenAIServer(script) as server:
+        started = time.monotonic()
+        result = episode(openai_policy(server), EpisodeConfig(episode_timeout_s=3))
+        elapsed = time.monotonic() - started
+    assert result.status is EpisodeStatus.TIMEOUT
+    assert elapsed < 3 + 5
+
+
+def test_bad_agent_behaviour_becomes_statuses() -> None:
+    def chatter(messages: list[dict[str, Any]]) -> Reply:
+        return Reply(text="I think the effect is positive.")
+
+    with ScriptedOpenAIServer(ServerScript(chatter)) as server:
+        result = episode(openai_policy(server), EpisodeConfig(max_turns=3))
+    assert result.status is EpisodeStatus.NO_SUBMISSION and result.turns == 3
+    assert "turn budget of 3 exhausted" in result.message
+    assert sum(1 for m in result.transcript if m["role"] == "user") == 1 + 3  # nudges
+
+    def clumsy(messages: list[dict[str, Any]]) -> Reply:
+        turn = assistant_turns(messages)
+        if turn == 0:
+            return Reply(tool="bash", raw_arguments='{"command": "ls"')  # malformed JSON
+        if turn == 1:
+            return Reply(tool="rm_rf", arguments={"path": "/"})
+        if turn == 2:
+            return Reply(tool="submit_answer", raw_arguments="my answer is 0.3")
+        if turn == 3:
+            return Reply(tool="bash", arguments={"command": "ls", "extra": 1})
+        return Reply(tool="submit_answer", arguments=HONEST)
+
+    with ScriptedOpenAIServer(ServerScript(clumsy)) as server:
+        result = episode(openai_policy(server))
+    outputs = tool_outputs(result.transcript)
+    assert outputs[0].startswith("error: tool arguments are not valid JSON")
+    assert "unknown tool 'rm_rf'" in outputs[1]
+    assert "submission is not valid JSON" in outputs[2]
+    assert "takes exactly one string argument 'command'" in outputs[3]
+    assert result.status is EpisodeStatus.SUBMITTED and result.invalid_attempts == 1
+
+
+@pytest.mark.parametrize("family", ["ate", "adjustment", "null_detect"])
+def test_reference_agent_scores_like_the_audit_reference(family: str) -> None:
+    task = generate_task(f"train:{family}:21", KEY)
+    result = episode(load_policy("reference"), task=task)
+    assert result.status is EpisodeStatus.SUBMITTED and result.turns == 3
+    expected = honest(
+        Staged.parse(task.public.files["data.csv"], task.public.files["README.md"].decode())
+    )
+    assert set(result.submission) == set(expected)
+    for name, value in expected.items():
+        if isinstance(value, float):
+            assert result.submission[name] == pytest.approx(value, rel=1e-9), name
+        else:
+            assert result.submission[name] == value, name
+    got = score_submission(
+        task.hidden,
+        validate_submission(task.public.family, result.submission, task.public.columns).submission,
+    )
+    want = score_submission(
+        task.hidden,
+        validate_submission(task.public.family, expected, task.public.columns).submission,
+    )
+    assert got.reward == pytest.approx(want.reward, rel=1e-9)
+    assert got.width_ratio == pytest.approx(1.0)
+
+
+def test_probe_agents_score_below_the_reference() -> None:
+    rewards: dict[str, float] = {}
+    for agent in ("reference", "diff-in-means", "post-treatment", "constant", "narrow"):
+        result = episode(load_policy(agent))
+        assert result.status is EpisodeStatus.SUBMITTED, (agent, result.message)
+        checked = validate_submission(TASK.public.family, result.submission, TASK.public.columns)
+        rewards[agent] = score_submission(TASK.hidden, checked.submission).reward
+    assert all(rewards[a] < rewards["reference"] for a in rewards if a != "reference"), rewards
+
+
+@pytest.mark.parametrize("kind", ["local", "docker"])
+def test_escape_probe_finds_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if kind == "docker":
+        image = require_docker()
+        monkeypatch.setattr("orchestrator.sandbox.docker_backend.DEFAULT_IMAGE", image)
+    monkeypatch.setenv("CAUSAL_GYM_KEY", "e7" * 32)
+    result = episode(load_policy("escape"), kind=kind)
+    assert result.status is EpisodeStatus.SUBMITTED
+    findings = json.loads(result.agent_notes.removeprefix("escape findings: "))
+    assert findings == {"network": [], "key": [], "generator": [], "host_files": []}
+
+
+def test_user_policies_load_by_path_and_bad_specs_are_clear(tmp_path: Path) -> None:
+    source = tmp_path / "my_agent.py"
+    source.write_text(
+        "from orchestrator.agents import AgentTurn, Policy, ToolCall\n"
+        "class Guesser(Policy):\n"
+        "    def next_turn(self, messages, deadline_s):\n"
+        "        return AgentTurn(text=None, tool_calls=(ToolCall('c0', 'submit_answer',\n"
+        '            \'{"estimate": 0, "ci_lower": -1, "ci_upper": 1, "adjustment_set": []}\'),))\n'
+    )
+    result = episode(load_policy(f"python:{source}:Guesser"))
+    assert result.status is EpisodeStatus.SUBMITTED and result.agent == f"python:{source}:Guesser"
+    broken = tmp_path / "broken.py"
+    broken.write_text("class Boom:\n    pass\n")
+    for spec, fragment in (
+        (f"python:{broken}:Boom", "not a subclass"),
+        (f"python:{tmp_path}/absent.py:X", "no Python file"),
+        ("python:onlytwo", "python:PATH_OR_MODULE:ClassName"),
+        ("gpt", "accepted agents are openai, reference"),
+    ):
+        with pytest.raises(AgentSpecError, match=fragment):
+            load_policy(spec)
+
+
+def test_a_crashing_user_policy_is_an_agent_error(tmp_path: Path) -> None:
+    source = tmp_path / "crash.py"
+    source.write_text(
+        "from orchestrator.agents import Policy\n"
+        "class Crash(Policy):\n"
+        "    def next_turn(self, messages, deadline_s):\n"
+        "        raise RuntimeError('boom')\n"
+    )
+    result = episode(load_policy(f"python:{source}:Crash"))
+    assert result.status is EpisodeStatus.AGENT_ERROR and "RuntimeError: boom" in result.message
+
+
+def test_episode_cli_prints_the_scored_record() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchestrator.cli",
+            "episode",
+            "eval-v1:ate:3",
+            "--agent",
+            "reference",
+            "--transcript",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["status"] == "submitted" and record["turns"] == 3
+    assert record["width_ratio"] == pytest.approx(1.0) and record["reward"] > 0
+    assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", "episode", "eval-v1:ate:3", "--agent", "openai"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert bad.returncode == 2 and "--base-url and --model" in bad.stderr
