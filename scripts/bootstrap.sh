@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian/Ubuntu machine (Python >= 3.11) for causal-gym:
 # system packages first, then the project virtualenv in .venv.
-#   bash scripts/bootstrap.sh          runtime install
+#   bash scripts/bootstrap.sh          runtime install (bubblewrap from apt)
 #   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
 #                                      debootstrap from apt)
 set -euo pipefail
@@ -23,9 +23,10 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 packages=()
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
+# bubblewrap is the embedded default sandbox.
+command -v bwrap >/dev/null || packages+=(bubblewrap)
 if [ -n "$extras" ]; then
-  # The tests use real engines: bubblewrap, a Docker daemon, debootstrap for stand-in images.
-  command -v bwrap >/dev/null || packages+=(bubblewrap)
+  # The tests also use a real Docker daemon and debootstrap for stand-in images.
   command -v dockerd >/dev/null || packages+=(docker.io)
   command -v debootstrap >/dev/null || packages+=(debootstrap)
 fi
