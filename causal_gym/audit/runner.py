@@ -11,7 +11,6 @@ from causal_gym.audit.policies import (
     HACK_PROBES,
     SWEEP_LEVELS,
     SWEEP_POLICIES,
-    Answer,
     honest,
     narrow_null,
     prior_only,
@@ -30,8 +29,8 @@ from causal_gym.audit.report import (
 from causal_gym.errors import GenerationError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.derive import DerivationKey
-from causal_gym.scoring.reward import ScoreRecord, score_submission
-from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
+from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass
 from causal_gym.task import Task
 from causal_gym.task_id import FAMILIES
@@ -51,14 +50,8 @@ class TaskAudit:
     prior: ScoreRecord | None
 
 
-def score_answer(task: Task, answer: Answer) -> ScoreRecord | None:
-    """None when the answer does not validate (a real episode would score -1)."""
-    checked = validate_submission(task.public.family, answer, task.public.columns)
-    return score_submission(task.hidden, checked.submission) if checked.ok else None
-
-
 def _reward(record: ScoreRecord | None) -> float:
-    return -1.0 if record is None else record.reward
+    return NO_SUBMISSION_REWARD if record is None else record.reward
 
 
 def audit_task(task: Task) -> TaskAudit:

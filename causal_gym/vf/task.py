@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import resources
-from typing import Any
 
 import verifiers.v1 as vf
 from pydantic import field_validator
@@ -17,13 +16,12 @@ from pydantic import field_validator
 from causal_gym.errors import CausalGymError, KeyFormatError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.derive import DerivationKey
-from causal_gym.scoring.reward import score_submission
-from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
+from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import STAGED_FILES, Task
 from causal_gym.vf.keys import check_env_key_name, refuse_unsafe_runtime, resolve_run_key
 from causal_gym.vf.tools import CausalGymState, SubmitToolset
 
-NO_SUBMISSION_REWARD = -1.0
 WORKDIR = "/workspace"
 _PINS_IN_BOX = "/tmp/causal-gym-analyst-requirements.txt"
 _INSTALL = (
@@ -111,13 +109,8 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
         trace.info["invalid_attempts"] = trace.state.invalid_attempts
         trace.info["status"] = "submitted" if trace.state.submitted else "no_submission"
 
-    def _score(self, trace: vf.Trace) -> Any:
-        raw = trace.info.get("submission")
-        if raw is None:
-            return None
-        task = self._task()
-        checked = validate_submission(task.public.family, raw, task.public.columns)
-        return score_submission(task.hidden, checked.submission) if checked.ok else None
+    def _score(self, trace: vf.Trace) -> ScoreRecord | None:
+        return score_answer(self._task(), trace.info.get("submission"))
 
     @vf.reward(weight=1.0)
     async def reward(self, trace: vf.Trace) -> float:

@@ -10,8 +10,7 @@ import typer
 
 from causal_gym.errors import CausalGymError
 from causal_gym.rng_keys.derive import read_key_file, resolve_key
-from causal_gym.scoring.reward import score_submission
-from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
 from causal_gym.task import Task
 from causal_gym.task_id import TaskId
 from orchestrator.agents import EpisodeConfig, EpisodeResult, OpenAIPolicyConfig, load_policy
@@ -20,18 +19,14 @@ from orchestrator.cli.common import app, fail
 from orchestrator.errors import OrchestratorError
 from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
 
-NO_SUBMISSION_REWARD = -1.0
-
 
 def scored_record(task: Task, result: EpisodeResult) -> dict[str, Any]:
     """The episode's public record plus its score (the scorer runs only here, on the host)."""
     record: dict[str, Any] = result.model_dump(mode="json", exclude={"transcript"})
-    record["reward"] = NO_SUBMISSION_REWARD
-    record["clipped_reward"] = NO_SUBMISSION_REWARD
-    if result.submission is not None:
-        checked = validate_submission(task.public.family, result.submission, task.public.columns)
-        if checked.ok:
-            record.update(score_submission(task.hidden, checked.submission).as_dict())
+    record["reward"] = record["clipped_reward"] = NO_SUBMISSION_REWARD
+    scored = score_answer(task, result.submission)
+    if scored is not None:
+        record.update(scored.as_dict())
     return record
 
 
