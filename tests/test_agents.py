@@ -213,7 +213,7 @@ def test_probe_agents_score_below_the_reference() -> None:
 def test_escape_probe_finds_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if kind == "docker":
         image = require_docker()
-        monkeypatch.setattr("orchestrator.sandbox.docker_backend.DEFAULT_IMAGE", image)
+        monkeypatch.setattr("orchestrator.sandbox.docker_image.DEFAULT_IMAGE", image)
     monkeypatch.setenv("CAUSAL_GYM_KEY", "e7" * 32)
     result = episode(load_policy("escape"), kind=kind)
     assert result.status is EpisodeStatus.SUBMITTED

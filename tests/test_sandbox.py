@@ -163,7 +163,8 @@ def test_docker_leaves_no_container(staged: dict[str, bytes]) -> None:
 
 def test_reaper_removes_containers_of_dead_runs(staged: dict[str, bytes]) -> None:
     image = require_docker()
-    from orchestrator.sandbox.docker_backend import docker_client, reap_containers
+    from orchestrator.sandbox.docker_backend import reap_containers
+    from orchestrator.sandbox.docker_image import docker_client
 
     sandbox = make_sandbox("docker", SandboxLimits(), image, run_id="crashed-run")
     sandbox.open({})

@@ -77,7 +77,7 @@ def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
 
             typer.echo(f"local toolchain ready: {ensure_local_toolchain().venv}")
         else:
-            from orchestrator.sandbox.docker_backend import (
+            from orchestrator.sandbox.docker_image import (
                 DEFAULT_IMAGE,
                 analyst_image,
                 docker_client,
@@ -93,7 +93,8 @@ def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
 @sandbox_app.command("reap")
 def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None:
     """Remove episode containers left behind by crashed or finished runs."""
-    from orchestrator.sandbox.docker_backend import docker_client, reap_containers
+    from orchestrator.sandbox.docker_backend import reap_containers
+    from orchestrator.sandbox.docker_image import docker_client
 
     try:
         removed = reap_containers(docker_client(), run_id)

@@ -20,7 +20,8 @@ def make_sandbox(
 
         return LocalSandbox(limits)
     if kind == "docker":
-        from orchestrator.sandbox.docker_backend import DEFAULT_IMAGE, DockerSandbox
+        from orchestrator.sandbox.docker_backend import DockerSandbox
+        from orchestrator.sandbox.docker_image import DEFAULT_IMAGE
 
         return DockerSandbox(limits, image or DEFAULT_IMAGE, run_id)
     raise ValueError(f"unknown sandbox {kind!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")

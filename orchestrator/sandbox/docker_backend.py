@@ -1,8 +1,6 @@
 """`docker` sandbox: one labelled container per episode, no network, hard limits.
 
-The analyst image is derived once per (base image, pin set) by installing the host-
-fetched wheelhouse offline, so building it needs neither a registry mirror nor the
-network inside. Episode containers run that image as an unprivileged user with
+Episode containers run the analyst image (docker_image.py) as an unprivileged user with
 `network_mode="none"`, memory/pids/CPU limits, all capabilities dropped and
 no-new-privileges. Every exec is wrapped in the image's own `timeout -k`, and a host
 watchdog kills the container if even that hangs. Containers carry labels naming the
@@ -13,7 +11,6 @@ left behind.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import shlex
@@ -27,14 +24,8 @@ from typing import Any
 
 import docker
 import docker.errors
-import requests.exceptions
 
-from orchestrator.errors import (
-    SandboxError,
-    SandboxPathError,
-    SandboxUnavailableError,
-    ToolchainError,
-)
+from orchestrator.errors import SandboxError, SandboxPathError
 from orchestrator.sandbox.base import (
     KILL_GRACE_S,
     WORKSPACE,
@@ -43,29 +34,19 @@ from orchestrator.sandbox.base import (
     SandboxLimits,
     workspace_relpath,
 )
-from orchestrator.sandbox.toolchain import ensure_wheelhouse, pins_digest
+from orchestrator.sandbox.docker_image import (
+    AGENT_UID,
+    DEFAULT_IMAGE,
+    DOCKER_ERRORS,
+    LABEL,
+    analyst_image,
+    docker_client,
+)
 
-DEFAULT_IMAGE = "python:3.11-slim"
-AGENT_UID = 1000
-LABEL = "causal-gym.sandbox"
+WATCHDOG_S = 5.0
 LABEL_RUN = "causal-gym.run"
 LABEL_OWNER = "causal-gym.owner"
 LABEL_DEADLINE = "causal-gym.deadline"
-WATCHDOG_S = 5.0
-_DOCKERFILE = """FROM {base}
-COPY wheels /tmp/causal-gym-wheels
-RUN python3 -m venv /opt/analyst \\
- && /opt/analyst/bin/pip install --quiet --no-index --find-links /tmp/causal-gym-wheels \\
-      --requirement /tmp/causal-gym-wheels/requirements.txt \\
- && /opt/analyst/bin/python -c "import numpy, pandas, scipy, statsmodels, sklearn" \\
- && rm -rf /tmp/causal-gym-wheels \\
- && mkdir -p /workspace && chown {uid}:{uid} /workspace
-ENV PATH=/opt/analyst/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
-    HOME=/workspace LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \\
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-WORKDIR /workspace
-"""
-_DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 #: Runs the command as its own process group and kills whatever is left of that group
 #: when the command ends or `timeout` signals, so background processes (a fork bomb's
 #: included) never outlive their exec. `kill` is a shell builtin: it works even when
@@ -75,70 +56,6 @@ _SUPERVISOR = (
     "trap 'kill -KILL -$p 2>/dev/null; exit 143' TERM INT; "
     "wait $p; r=$?; kill -KILL -$p 2>/dev/null; exit $r"
 )
-
-
-def docker_client() -> docker.DockerClient:
-    try:
-        client = docker.from_env(timeout=60)
-        client.ping()
-    except _DOCKER_ERRORS as exc:
-        raise SandboxUnavailableError(
-            f"the Docker daemon is not reachable ({exc.__class__.__name__}): start it "
-            "(systemctl start docker, or dockerd), check DOCKER_HOST, or use --sandbox local"
-        ) from exc
-    return client
-
-
-def _ensure_base(client: docker.DockerClient, base: str) -> None:
-    try:
-        client.images.get(base)
-        return
-    except docker.errors.ImageNotFound:
-        pass
-    try:
-        client.images.pull(base)
-    except _DOCKER_ERRORS as exc:
-        raise SandboxUnavailableError(
-            f"image {base!r} is not present and cannot be pulled ({str(exc)[:200]}): pull "
-            "it, or pass --image with a local image (scripts/build_standin_images.sh "
-            "builds a stand-in where Docker Hub is unreachable)"
-        ) from exc
-
-
-def analyst_image(client: docker.DockerClient, base: str) -> str:
-    """`base` plus the pinned analyst venv at /opt/analyst, built once and reused."""
-    tag = f"causal-gym-analyst:{pins_digest()}-{hashlib.sha256(base.encode()).hexdigest()[:8]}"
-    try:
-        client.images.get(tag)
-        return tag
-    except docker.errors.ImageNotFound:
-        pass
-    _ensure_base(client, base)
-    wheels = ensure_wheelhouse()
-    context = io.BytesIO()
-    with tarfile.open(fileobj=context, mode="w") as tar:
-        dockerfile = _DOCKERFILE.format(base=base, uid=AGENT_UID).encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(dockerfile)
-        tar.addfile(info, io.BytesIO(dockerfile))
-        tar.add(str(wheels), arcname="wheels")
-    context.seek(0)
-    try:
-        client.images.build(
-            fileobj=context,
-            custom_context=True,
-            tag=tag,
-            rm=True,
-            forcerm=True,
-            network_mode="none",
-            labels={LABEL: "image"},
-        )
-    except docker.errors.BuildError as exc:
-        log = "".join(str(chunk.get("stream", chunk.get("error", ""))) for chunk in exc.build_log)
-        raise ToolchainError(f"building {tag} from {base} failed: {log[-1500:]}") from exc
-    except _DOCKER_ERRORS as exc:
-        raise ToolchainError(f"building {tag} from {base} failed: {exc}") from exc
-    return tag
 
 
 def _owner() -> str:
@@ -240,7 +157,7 @@ class DockerSandbox(Sandbox):
             )
             if files:
                 self.container.put_archive(WORKSPACE, _tar_of(files))
-        except _DOCKER_ERRORS as exc:
+        except DOCKER_ERRORS as exc:
             self.close()
             raise SandboxError(f"starting the episode container failed: {exc}") from exc
 
@@ -269,7 +186,7 @@ class DockerSandbox(Sandbox):
                 self.container.id, wrapped, workdir=WORKSPACE, user=f"{AGENT_UID}:{AGENT_UID}"
             )["Id"]
             stream = api.exec_start(exec_id, stream=True, demux=True)
-        except _DOCKER_ERRORS as exc:
+        except DOCKER_ERRORS as exc:
             raise SandboxError(f"docker exec failed: {exc}") from exc
 
         def drain() -> None:
@@ -280,7 +197,7 @@ class DockerSandbox(Sandbox):
                             room = max(cap - len(kept[fd]), 0)
                             kept[fd] += chunk[:room]
                             dropped[0] += max(len(chunk) - room, 0)
-            except _DOCKER_ERRORS:
+            except DOCKER_ERRORS:
                 pass
 
         reader = threading.Thread(target=drain, daemon=True)
@@ -311,7 +228,7 @@ class DockerSandbox(Sandbox):
             bits, _stat = self.container.get_archive(f"{WORKSPACE}/{rel}")
         except docker.errors.NotFound as exc:
             raise SandboxPathError(f"cannot read {path!r} from {WORKSPACE}: not found") from exc
-        except _DOCKER_ERRORS as exc:
+        except DOCKER_ERRORS as exc:
             raise SandboxError(f"reading {path!r} failed: {exc}") from exc
         with tarfile.open(fileobj=io.BytesIO(b"".join(bits))) as tar:
             member = tar.next()
@@ -331,11 +248,11 @@ class DockerSandbox(Sandbox):
             self.container.put_archive(
                 f"{WORKSPACE}/{parent}".rstrip("/"), _tar_of({os.path.basename(rel): data})
             )
-        except _DOCKER_ERRORS as exc:
+        except DOCKER_ERRORS as exc:
             raise SandboxError(f"writing {path!r} failed: {exc}") from exc
 
     def _kill(self) -> None:
-        with contextlib.suppress(*_DOCKER_ERRORS):
+        with contextlib.suppress(*DOCKER_ERRORS):
             self.container.kill()
 
     def close(self) -> None:
@@ -344,7 +261,7 @@ class DockerSandbox(Sandbox):
                 self.container.remove(force=True)
             except docker.errors.NotFound:
                 pass
-            except _DOCKER_ERRORS as exc:
+            except DOCKER_ERRORS as exc:
                 raise SandboxError(
                     f"removing container {self.container.name} failed: {exc}"
                 ) from exc
