@@ -10,7 +10,6 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.errors import TaskIdError
-from causal_gym.rng_keys import parse_key_hex
 from causal_gym.spec.plan import NULL_BLOCK_SIZE, plan_task
 from causal_gym.splits.freeze import ManifestKeyError, spread_sample, verify_entries
 from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
@@ -84,7 +83,3 @@ def test_cli_list_and_verify() -> None:
         text=True,
     )
     assert bad.returncode == 2 and "accepted splits are eval-v1" in bad.stderr
-
-
-def test_parse_key_is_unrelated_to_manifest_key() -> None:
-    assert parse_key_hex("ab" * 16, "t").fingerprint != load_manifest().key_fingerprint
