@@ -1,11 +1,35 @@
 #!/usr/bin/env bash
-# Run the test suite with the real engines it needs: ruff, then pytest with a Docker
-# daemon (started here if none runs, and stopped again afterwards) and a Python 3.11
-# image for container tests (python:3.11-slim, or a local stand-in where Docker Hub
-# cannot be reached). Run scripts/bootstrap.sh --test first.
+# Run the test suite with the real engines it needs. Run scripts/bootstrap.sh --test first.
+#
+#   bash scripts/run_tests.sh [PYTEST_ARGS...]          every tier (what CI runs): ruff, mypy,
+#                                                       then pytest with a Docker daemon (started
+#                                                       here if none runs, stopped afterwards) and a
+#                                                       Python 3.11 image (python:3.11-slim, or a
+#                                                       local stand-in where Docker Hub is unreachable)
+#   bash scripts/run_tests.sh --quick [PYTEST_ARGS...]  the inner loop: no Docker, no vf-eval, no slow
+#                                                       tests; bubblewrap tests run when bwrap exists
+#                                                       and are deselected (with a note) otherwise
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
+
+quick=""
+if [ "${1:-}" = "--quick" ]; then
+  quick=1
+  shift
+fi
+workers=$(python3 -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
+
+if [ -n "$quick" ]; then
+  markers="not docker and not vf and not slow"
+  if ! command -v bwrap >/dev/null; then
+    echo "run_tests.sh: bubblewrap is not installed: deselecting the sandbox tests (CI runs them)"
+    markers="$markers and not sandbox"
+  fi
+  ruff check .
+  mypy
+  exec pytest -q -n "$workers" -m "$markers" "$@"
+fi
 
 started_dockerd=""
 cleanup() {
@@ -39,4 +63,6 @@ fi
 echo "run_tests.sh: container image $CAUSAL_GYM_TEST_IMAGE"
 
 ruff check .
-CI="${CI:-1}" pytest -q "$@"
+mypy
+# CI=1: a test whose engine is missing fails instead of skipping.
+CI="${CI:-1}" pytest -q -n "$workers" --durations=15 "$@"

@@ -24,7 +24,17 @@ def other_key() -> DerivationKey:
 
 @cache
 def cached_task(task_id: str) -> Task:
+    """Generation is pure, so every test in a process shares one copy of each task."""
     return generate_task(task_id, resolve_key(environ={}))
 
 
 FAMILIES = ("ate", "adjustment", "null_detect")
+
+#: The tasks property tests draw from: whole null_detect blocks and the first 20 ids of
+#: each family, a few far-away train indices and a spread of eval-v1. Sharing one sample
+#: (through `cached_task`) means a property costs a lookup, not a regeneration.
+SHARED_SAMPLE: tuple[str, ...] = (
+    *(f"train:{family}:{index}" for family in FAMILIES for index in range(20)),
+    *(f"train:{family}:{index}" for family in FAMILIES for index in (10**4 + 7, 10**9 + 9)),
+    *(f"eval-v1:{family}:{index}" for family in FAMILIES for index in (3, 61, 118, 157)),
+)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,8 +23,11 @@ from orchestrator.agents import (
     load_policy,
     run_episode,
 )
+from orchestrator.agents.scripted import EscapePolicy
 from orchestrator.sandbox import make_sandbox
+from tests.support.cli import orchestrator_cli
 from tests.support.docker_env import require_docker
+from tests.support.network import HostListener, probe_from_host
 from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,
@@ -34,6 +35,8 @@ from tests.support.openai_server import (
     assistant_turns,
     tool_outputs,
 )
+
+pytestmark = pytest.mark.sandbox
 
 KEY = resolve_key(environ={})
 TASK = generate_task("train:adjustment:8", KEY)
@@ -118,6 +121,36 @@ def test_server_that_keeps_failing_is_a_model_error() -> None:
     assert result.status is EpisodeStatus.MODEL_ERROR
     assert result.model_retries == 3 and calls == 4
     assert "after 3 retries" in (result.message or "")
+
+
+def test_rate_limits_are_retried_and_counted() -> None:
+    script = ServerScript(explore_invalid_valid, fail_first=3, fail_status=429)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server, max_retries=3))
+        statuses = len(server.chat_requests)
+    assert result.status is EpisodeStatus.SUBMITTED and result.model_retries == 3
+    assert statuses == 3 + 4  # three refusals, then the four turns
+
+
+def test_per_tool_deadline_and_output_cap() -> None:
+    def slow_then_loud(messages: list[dict[str, Any]]) -> Reply:
+        turn = assistant_turns(messages)
+        if turn == 0:
+            return Reply(tool="bash", arguments={"command": "sleep 60; echo never"})
+        if turn == 1:
+            return Reply(tool="bash", arguments={"command": "yes | head -c 5000"})
+        return Reply(tool="submit_answer", arguments=HONEST)
+
+    config = EpisodeConfig(max_turns=5, tool_timeout_s=2, tool_output_chars=300)
+    with ScriptedOpenAIServer(ServerScript(slow_then_loud)) as server:
+        started = time.monotonic()
+        result = episode(openai_policy(server), config)
+        elapsed = time.monotonic() - started
+    slow, loud, _ = tool_outputs(result.transcript)
+    assert slow.startswith("timed out (killed at the deadline)") and "never" not in slow
+    assert elapsed < 2 + 10
+    assert "stdout:\n" + "y\n" * 150 + "\n[... 4700 chars cut]" in loud
+    assert result.status is EpisodeStatus.SUBMITTED
 
 
 def test_unreachable_server_is_a_model_error() -> None:
@@ -209,13 +242,18 @@ def test_probe_agents_score_below_the_reference() -> None:
     assert all(rewards[a] < rewards["reference"] for a in rewards if a != "reference"), rewards
 
 
-@pytest.mark.parametrize("kind", ["local", "docker"])
+@pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_escape_probe_finds_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if kind == "docker":
         image = require_docker()
         monkeypatch.setattr("orchestrator.sandbox.docker_image.DEFAULT_IMAGE", image)
     monkeypatch.setenv("CAUSAL_GYM_KEY", "e7" * 32)
-    result = episode(load_policy("escape"), kind=kind)
+    with HostListener() as listener:
+        targets = tuple(listener.targets())
+        assert set(probe_from_host(list(targets)).values()) == {"connected"}  # reachable
+        before = listener.accepted
+        result = episode(EscapePolicy(targets), kind=kind)
+        assert listener.accepted == before
     assert result.status is EpisodeStatus.SUBMITTED
     findings = json.loads(result.agent_notes.removeprefix("escape findings: "))
     assert findings == {"network": [], "key": [], "generator": [], "host_files": []}
@@ -257,30 +295,11 @@ def test_a_crashing_user_policy_is_an_agent_error(tmp_path: Path) -> None:
 
 
 def test_episode_cli_prints_the_scored_record() -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchestrator.cli",
-            "episode",
-            "eval-v1:ate:3",
-            "--agent",
-            "reference",
-            "--transcript",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "reference", "--transcript")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
     assert record["status"] == "submitted" and record["turns"] == 3
     assert record["width_ratio"] == pytest.approx(1.0) and record["reward"] > 0
     assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]
-    bad = subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", "episode", "eval-v1:ate:3", "--agent", "openai"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    bad = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "openai")
     assert bad.returncode == 2 and "--base-url and --model" in bad.stderr

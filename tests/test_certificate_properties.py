@@ -12,14 +12,10 @@ from hypothesis import strategies as st
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.spec.plan import plan_task
 from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER
-from causal_gym.splits.manifest import eval_v1_ids
 from causal_gym.task_id import TaskId
-from tests.conftest import FAMILIES, cached_task
+from tests.conftest import FAMILIES, SHARED_SAMPLE, cached_task
 
-ids = st.one_of(
-    st.builds(lambda fam, i: f"train:{fam}:{i}", st.sampled_from(FAMILIES), st.integers(0, 10**9)),
-    st.sampled_from(eval_v1_ids()),
-)
+ids = st.sampled_from(SHARED_SAMPLE)
 PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BLOCKING_ROLES = {"confounder", "latent_blocker", "decoy_parent"}
 

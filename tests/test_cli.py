@@ -1,4 +1,5 @@
-"""The task CLI end to end, through the installed console script's entry point."""
+"""The task CLI end to end: one test through the installed console script, the rest
+in-process (same commands, exit codes and streams, without a subprocess each)."""
 
 from __future__ import annotations
 
@@ -11,27 +12,23 @@ from pathlib import Path
 
 import pytest
 
+from causal_gym.generate import generate_task
+from causal_gym.rng_keys import parse_key_hex
 from tests.conftest import OTHER_KEY_HEX
+from tests.support.cli import causal_gym_cli as run
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def run(*args: str, env_key: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
-    if env_key is not None:
-        env["CAUSAL_GYM_KEY"] = env_key
-    return subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-    )
+CONSOLE_SCRIPT = Path(sys.executable).with_name("causal-gym")
 
 
 def test_materialize_writes_exactly_two_files_and_metadata(tmp_path: Path) -> None:
     out = tmp_path / "task"
-    proc = run("materialize", "train:null_detect:4", "--out", str(out))
+    env = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
+    proc = subprocess.run(
+        [str(CONSOLE_SCRIPT), "materialize", "train:null_detect:4", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     meta = json.loads(proc.stdout)
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "data.csv"]
@@ -124,8 +121,14 @@ def test_key_file_and_env_precedence(tmp_path: Path) -> None:
     default = json.loads(run("inspect", "train:ate:9").stdout)
     from_file = json.loads(run("inspect", "train:ate:9", "--key-file", str(key_file)).stdout)
     from_env = run("inspect", "train:ate:9", "--key-file", str(key_file), env_key="77" * 32)
-    assert from_file["sha256"] != default["sha256"]
-    assert json.loads(from_env.stdout)["sha256"] not in (default["sha256"], from_file["sha256"])
+    by_key = {
+        name: generate_task("train:ate:9", parse_key_hex(hex_key, "test")).public.sha256("data.csv")
+        for name, hex_key in (("file", OTHER_KEY_HEX), ("env", "77" * 32))
+    }
+    # each source yields exactly its own key's task, and the environment wins
+    assert from_file["sha256"]["data.csv"] == by_key["file"]
+    assert json.loads(from_env.stdout)["sha256"]["data.csv"] == by_key["env"]
+    assert len({default["sha256"]["data.csv"], *by_key.values()}) == 3
     assert "takes precedence" in from_env.stderr
     for proc_out in (from_env.stdout, from_env.stderr):
         assert "77" * 32 not in proc_out and OTHER_KEY_HEX not in proc_out

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from causal_gym import generate_task
 from scripts.write_golden_hashes import GOLDEN_IDS, GOLDEN_PATH
@@ -31,6 +32,7 @@ def materialize_in_subprocess(task_id: str, out: Path, hash_seed: str) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_separate_processes_write_identical_bytes(tmp_path: Path) -> None:
     for task_id in ("train:adjustment:5", "eval-v1:null_detect:3"):
         first = materialize_in_subprocess(task_id, tmp_path / "a" / task_id, "1")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -14,6 +12,7 @@ from causal_gym.spec.plan import NULL_BLOCK_SIZE, plan_task
 from causal_gym.splits.freeze import ManifestKeyError, spread_sample, verify_entries
 from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
 from causal_gym.task_id import TaskId
+from tests.support.cli import causal_gym_cli
 
 
 def test_manifest_shape() -> None:
@@ -64,22 +63,9 @@ def test_other_key_keeps_the_split_shape(other_key) -> None:
 
 
 def test_cli_list_and_verify() -> None:
-    listed = subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", "manifest", "list"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert listed.stdout.split() == eval_v1_ids()
-    verified = subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", "manifest", "verify", "--limit", "3"],
-        capture_output=True,
-        text=True,
-    )
+    listed = causal_gym_cli("manifest", "list")
+    assert listed.returncode == 0 and listed.stdout.split() == eval_v1_ids()
+    verified = causal_gym_cli("manifest", "verify", "--limit", "3")
     assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
-    bad = subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", "manifest", "list", "--split", "v2"],
-        capture_output=True,
-        text=True,
-    )
+    bad = causal_gym_cli("manifest", "list", "--split", "v2")
     assert bad.returncode == 2 and "accepted splits are eval-v1" in bad.stderr

@@ -65,16 +65,20 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
 
 
 def test_reference_is_unbiased_and_roughly_calibrated() -> None:
+    """Three tests on 60 tasks; a calibrated, unbiased reference fails one of them with
+    probability about 0.7% in all: mean z beyond 3/sqrt(n) (0.27%), coverage at most
+    46/60 (0.20%) or all 60/60 (0.18%) under Binomial(60, 0.9), SD of z outside
+    (0.6, 1.4) (chi-square, under 0.002%)."""
     z_scores, covered = [], 0
     for family in FAMILIES:
         for i in range(20):
-            h = cached_task(f"train:{family}:{100 + i}").hidden
+            h = cached_task(f"train:{family}:{i}").hidden
             z = (h.reference_estimate - h.ate) / h.reference_se
             z_scores.append(z)
             covered += abs(z) <= analyst.Z
     n = len(z_scores)
     assert abs(float(np.mean(z_scores))) < 3.0 / np.sqrt(n)  # no systematic bias
-    assert 0.78 <= covered / n <= 0.98  # 90% nominal, 60 tasks
+    assert 46 < covered < 60  # 90% nominal
     assert 0.6 < float(np.std(z_scores)) < 1.4  # SEs are the right size
 
 

@@ -5,6 +5,8 @@ Docker tests run wherever an engine runs and fail (not skip) in CI without one.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import time
 import uuid
@@ -17,6 +19,7 @@ from causal_gym import generate_task, resolve_key
 from orchestrator.errors import SandboxPathError
 from orchestrator.sandbox import Sandbox, SandboxLimits, make_sandbox
 from tests.support.docker_env import require_docker
+from tests.support.network import HostListener, probe_code, probe_from_host
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "d4" * 32
@@ -27,7 +30,12 @@ def staged() -> dict[str, bytes]:
     return dict(generate_task("train:adjustment:4", resolve_key(environ={})).public.files)
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(
+    params=[
+        pytest.param("local", marks=pytest.mark.sandbox),
+        pytest.param("docker", marks=pytest.mark.docker),
+    ]
+)
 def box(
     request: pytest.FixtureRequest, staged: dict[str, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Sandbox]:
@@ -41,11 +49,20 @@ def box(
         sandbox.close()
 
 
-def test_no_network(box: Sandbox) -> None:
-    tcp = box.exec("python -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 3)'", 30)
-    assert tcp.exit_code not in (0, None)
+def test_no_network_not_even_to_this_host(box: Sandbox) -> None:
+    with HostListener() as listener:
+        targets = listener.targets()
+        control = probe_from_host(targets)
+        assert set(control.values()) == {"connected"}, control  # the probe can succeed
+        before = listener.accepted
+        inside = box.exec(["python", "-c", probe_code(targets)], 60)
+        assert inside.exit_code == 0, inside.stderr
+        seen = json.loads(inside.stdout)
+        assert listener.accepted == before, "a sandboxed process reached the host listener"
+    assert seen["127.0.0.1"] == "ECONNREFUSED"  # its own empty loopback, not the host's
+    assert {seen[host] for host, _ in targets[1:]} == {"ENETUNREACH"}, seen
     dns = box.exec("python -c 'import socket; socket.getaddrinfo(\"pypi.org\", 443)'", 30)
-    assert dns.exit_code not in (0, None) and "gaierror" in dns.stderr
+    assert dns.exit_code == 1 and "gaierror" in dns.stderr
 
 
 def test_no_generator_package_and_no_key(box: Sandbox) -> None:
@@ -120,8 +137,47 @@ def test_fork_bomb_is_contained(box: Sandbox) -> None:
 
 def test_memory_hog_is_contained(box: Sandbox) -> None:
     result = box.exec("python -c 'x = bytearray(6 * 1024 ** 3); print(len(x))'", 60)
-    assert result.exit_code not in (0, None)
     assert "6442450944" not in result.stdout
+    # refused by the address-space limit (local) or killed by the memory cgroup (docker)
+    assert "MemoryError" in result.stderr or result.exit_code == 137, result
+    assert box.exec("echo alive", 30).stdout == "alive\n"
+
+
+def test_limits_are_applied_inside(box: Sandbox) -> None:
+    """What the sandbox promises, read from inside: no root, no capabilities, no new
+    privileges, and (local) the per-process resource limits."""
+    status = box.exec("id -u; grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status", 30)
+    uid, *caps = status.stdout.splitlines()
+    assert int(uid) != 0
+    assert "CapEff:\t0000000000000000" in caps and "CapPrm:\t0000000000000000" in caps
+    assert "NoNewPrivs:\t1" in caps
+    if box.kind == "local":
+        table = box.exec("cat /proc/self/limits", 7).stdout
+        soft = {line[:26].strip(): line[26:47].strip() for line in table.splitlines()[1:] if line}
+        assert soft["Max file size"] == str(512 * 1024 * 1024)  # SandboxLimits.file_mb
+        assert soft["Max address space"] == str(1024 * 1024 * 1024)  # memory_mb=1024
+        assert soft["Max processes"] == "128"
+        assert soft["Max cpu time"] == "12"  # the 7 s deadline + 5
+        assert int(uid) >= 2_000_000 or os.geteuid() != 0  # its own uid when run as root
+
+
+def test_process_limit_binds(box: Sandbox) -> None:
+    spawn = (
+        "import subprocess\n"
+        "children = []\n"
+        "try:\n"
+        "    for _ in range(400):\n"
+        "        children.append(subprocess.Popen(['sleep', '30']))\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+        "print('started', len(children))\n"
+        "for child in children:\n"
+        "    child.kill()\n"
+    )
+    result = box.exec(["python", "-c", spawn], 30)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "refused 11", result  # EAGAIN: the pids limit (128) is reached
+    assert 64 < int(lines[1].split()[1]) < 128
 
 
 def test_deadline_kills_everything(box: Sandbox) -> None:
@@ -139,13 +195,56 @@ def test_deadline_kills_everything(box: Sandbox) -> None:
     assert "cat" in inside.stdout and f"sleep {tag}" not in inside.stdout
 
 
-def test_output_is_capped() -> None:
-    with make_sandbox("local", SandboxLimits(output_bytes=1000)) as sandbox:
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param("local", marks=pytest.mark.sandbox),
+        pytest.param("docker", marks=pytest.mark.docker),
+    ],
+)
+def test_output_is_capped(kind: str) -> None:
+    image = require_docker() if kind == "docker" else None
+    with make_sandbox(kind, SandboxLimits(output_bytes=1000), image) as sandbox:
         sandbox.open({})
-        result = sandbox.exec("yes | head -c 100000", 30)
+        result = sandbox.exec("yes | head -c 100000; yes no | head -c 5000 >&2", 30)
     assert len(result.stdout) == 1000 and result.truncated
+    assert result.stdout == "y\n" * 500 and len(result.stderr) == 1000
 
 
+@pytest.mark.sandbox
+def test_file_size_limit_binds_locally() -> None:
+    with make_sandbox("local", SandboxLimits(file_mb=8)) as sandbox:
+        sandbox.open({})
+        result = sandbox.exec("head -c 20000000 /dev/zero > big; echo rc=$?; wc -c < big", 30)
+    rc, size = result.stdout.split()
+    assert rc != "rc=0" and int(size) == 8 * 1024 * 1024
+
+
+@pytest.mark.docker
+def test_host_watchdog_takes_down_a_container_whose_timeout_is_stopped() -> None:
+    """If even the in-container `timeout` is stopped, the host kills the container."""
+    image = require_docker()
+    with make_sandbox("docker", SandboxLimits(), image) as sandbox:
+        sandbox.open({})
+        started = time.monotonic()
+        stop_timeout = (
+            'for p in /proc/[0-9]*; do [ "$(cat $p/comm)" = timeout ] && kill -STOP ${p#/proc/}; '
+            "done; sleep 600"
+        )
+        result = sandbox.exec(stop_timeout, 2)
+        elapsed = time.monotonic() - started
+        assert result.timed_out and result.exit_code is None
+        assert elapsed < 2 + 2 + 5 + 10  # deadline + kill grace + watchdog + slack
+        assert _container_state(sandbox) != "running"
+
+
+def _container_state(sandbox: Sandbox) -> str:
+    container = sandbox.container  # type: ignore[attr-defined]
+    container.reload()
+    return str(container.status)
+
+
+@pytest.mark.docker
 def test_docker_leaves_no_container(staged: dict[str, bytes]) -> None:
     image = require_docker()
     sandbox = make_sandbox("docker", SandboxLimits(), image)
@@ -162,6 +261,7 @@ def test_docker_leaves_no_container(staged: dict[str, bytes]) -> None:
     assert listed.stdout.strip() == ""
 
 
+@pytest.mark.docker
 def test_reaper_removes_containers_of_dead_runs(staged: dict[str, bytes]) -> None:
     image = require_docker()
     from orchestrator.sandbox.docker_backend import reap_containers

@@ -6,20 +6,22 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from orchestrator.errors import SandboxUnavailableError
 from orchestrator.sandbox import SandboxLimits, make_sandbox
+from tests.support.cli import orchestrator_cli
 from tests.support.docker_env import require_docker
 
 
-def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Through the real console script (the other CLI tests run in-process)."""
     return subprocess.run(
-        [sys.executable, "-m", "orchestrator.cli", *args],
+        [str(Path(sys.executable).with_name("causal-gym-run")), *args],
         capture_output=True,
         text=True,
-        env=env,
         timeout=300,
     )
 
@@ -39,6 +41,7 @@ def test_docker_daemon_down_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.docker
 def test_unknown_image_names_the_fix() -> None:
     require_docker()
     box = make_sandbox("docker", SandboxLimits(), "causal-gym/no-such-image:0")
@@ -53,6 +56,7 @@ def test_unknown_sandbox_kind() -> None:
     assert proc.returncode == 2 and "accepted sandboxes are local, docker" in proc.stderr
 
 
+@pytest.mark.sandbox
 def test_cli_exec_shows_what_the_agent_sees() -> None:
     proc = cli("sandbox", "exec", "--stage", "eval-v1:ate:2", "--", "ls")
     assert proc.returncode == 0, proc.stderr
@@ -61,7 +65,9 @@ def test_cli_exec_shows_what_the_agent_sees() -> None:
     assert summary["exit_code"] == 0 and summary["sandbox"] == "local"
 
 
+@pytest.mark.sandbox
 def test_cli_exec_reports_a_missing_command_and_a_deadline() -> None:
+    cli = orchestrator_cli
     missing = cli("sandbox", "exec", "--", "no-such-command-xyz")
     assert missing.returncode == 1
     assert json.loads(missing.stderr.strip().splitlines()[-1])["exit_code"] == 127

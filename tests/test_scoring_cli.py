@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,14 +10,7 @@ import pytest
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
 from tests.conftest import FAMILIES, cached_task
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", *args], capture_output=True, text=True, cwd=REPO
-    )
+from tests.support.cli import causal_gym_cli as cli
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -130,16 +130,11 @@ def test_fuzzed_text_never_raises(family: Family, raw: bytes | str) -> None:
 
 
 def test_score_cli_refuses_invalid_submissions(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+    from tests.support.cli import causal_gym_cli
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"estimate": 1, "ci_lower": 2, "ci_upper": 1, "surprise": true}')
-    proc = subprocess.run(
-        [sys.executable, "-m", "causal_gym.cli", "score", "train:ate:3", str(bad)],
-        capture_output=True,
-        text=True,
-    )
+    proc = causal_gym_cli("score", "train:ate:3", str(bad))
     assert proc.returncode == 1
     payload = json.loads(proc.stdout)
     assert payload["valid"] is False and "reward" not in payload

@@ -7,10 +7,13 @@ submission. Docker runs happen wherever an engine runs (always in CI).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shlex
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +24,58 @@ from causal_gym.reference import fit_reference, parse_readme, read_staged, refer
 from causal_gym.rng_keys import parse_key_hex, resolve_key
 from causal_gym.splits.manifest import load_manifest
 from tests.support.docker_env import require_docker
+from tests.support.network import HostListener
 from tests.support.openai_server import Reply, assistant_turns, tool_outputs
 from tests.support.vf_run import run_vf_eval
 
-PROBE = (
-    "ls; sha256sum data.csv README.md; "
-    "python3 -c 'import statsmodels, pandas; print(\"stats-ok\")'; "
-    "python3 -c 'import sklearn; print(\"sklearn-ok\")'; "
-    "(python3 -c 'import urllib.request as u; u.urlopen(\"https://pypi.org\", timeout=5)' "
-    "  >/dev/null 2>&1 && echo NETWORK-OPEN || echo NETWORK-CLOSED); "
-    "env | grep -c CAUSAL_GYM_KEY || true"
-)
+pytestmark = pytest.mark.vf
+
 INVALID = {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0}
+#: A harmless value put in vf-eval's environment: the subprocess runtime passes the
+#: host environment through, so the probe must find it there (the control that shows
+#: the probe can see a leak); a container must not.
+MARKER = "causal-gym-probe-marker-" + uuid.uuid4().hex
+
+
+def probe(secret: str, targets: list[tuple[str, int]]) -> str:
+    """List the workspace, check the toolchain, try the host listener, and count the
+    environment values (of every visible process) equal to the marker or the secret.
+    Values are compared by sha256, so the secret itself never enters the transcript."""
+    digests = {
+        name: hashlib.sha256(value.encode()).hexdigest()
+        for name, value in (("marker", MARKER), ("secret", secret))
+    }
+    code = (
+        "import glob, hashlib, socket\n"
+        f"for target in {targets!r}:\n"
+        "    try:\n"
+        "        socket.create_connection(tuple(target), timeout=3).close()\n"
+        "        print('NETWORK-OPEN')\n"
+        "        break\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "else:\n"
+        "    print('NETWORK-CLOSED')\n"
+        f"wanted = {digests!r}\n"
+        "seen = dict.fromkeys(wanted, 0)\n"
+        "for path in glob.glob('/proc/[0-9]*/environ'):\n"
+        "    try:\n"
+        "        entries = open(path, 'rb').read().split(b'\\0')\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    for entry in entries:\n"
+        "        digest = hashlib.sha256(entry.partition(b'=')[2]).hexdigest()\n"
+        "        for name, want in wanted.items():\n"
+        "            seen[name] += digest == want\n"
+        "for name, count in seen.items():\n"
+        "    print(f'{name}-seen {count}')\n"
+    )
+    return (
+        "ls; sha256sum data.csv README.md; "
+        "python3 -c 'import statsmodels, pandas; print(\"stats-ok\")'; "
+        "python3 -c 'import sklearn; print(\"sklearn-ok\")'; "
+        f"python3 -c {shlex.quote(code)}"
+    )
 
 
 def honest_answers(task_ids: list[str], key) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -46,14 +89,14 @@ def honest_answers(task_ids: list[str], key) -> dict[str, tuple[str, dict[str, A
     return answers
 
 
-def scripted_policy(answers: dict[str, tuple[str, dict[str, Any]]]):
+def scripted_policy(answers: dict[str, tuple[str, dict[str, Any]]], command: str):
     def policy(messages: list[dict[str, Any]]) -> Reply:
         first = next(m["content"] for m in messages if m["role"] == "user")
         text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first)
         _task_id, answer = next(v for readme, v in answers.items() if readme in text)
         turn = assistant_turns(messages)
         if turn == 0:
-            return Reply(tool="bash", arguments={"command": PROBE})
+            return Reply(tool="bash", arguments={"command": command})
         if turn == 1:
             return Reply(tool="submit_answer", arguments={"answer": INVALID})
         if turn == 2:
@@ -107,13 +150,19 @@ def check_episodes(run, answers, tmp: Path, score_env: dict[str, str], isolated:
             assert "not scored" in rejection
             probes.append(probe)
     assert len(probes) == len(answers)
-    for probe in probes:
-        listing = probe.split("\n")
+    for seen in probes:
+        listing = seen.split("\n")
         assert listing[0:2] == ["README.md", "data.csv"]
-        assert "stats-ok" in probe
-        assert ("sklearn-ok" in probe) or not isolated  # the pinned toolchain is in the box
-        assert ("NETWORK-CLOSED" in probe) or not isolated
-        assert re.search(r"^0$", probe, re.M), "CAUSAL_GYM_KEY visible to the agent"
+        assert "stats-ok" in seen
+        marker = int(re.findall(r"^marker-seen (\d+)$", seen, re.M)[0])
+        secret = int(re.findall(r"^secret-seen (\d+)$", seen, re.M)[0])
+        if isolated:
+            assert "sklearn-ok" in seen  # the pinned toolchain is in the container
+            assert "NETWORK-CLOSED" in seen
+            assert marker == 0 and secret == 0, "the host environment reached the agent"
+        else:  # the subprocess runtime shares the host: the probe sees it, as it must
+            assert "NETWORK-OPEN" in seen
+            assert marker >= 1
     return probes
 
 
@@ -126,11 +175,13 @@ def test_subprocess_runtime_end_to_end(tmp_path: Path, split: str) -> None:
         else ["eval-v1:ate:0", "eval-v1:ate:1"]
     )
     answers = honest_answers(ids, key)
-    run = run_vf_eval(
-        scripted_policy(answers),
-        tmp_path / "out",
-        ["-n", "2", "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split],
-    )
+    with HostListener() as listener:
+        run = run_vf_eval(
+            scripted_policy(answers, probe("not-a-secret", listener.targets())),
+            tmp_path / "out",
+            ["-n", "2", "--env.agent.runtime.type", "subprocess", "--env.taskset.split", split],
+            env={"CAUSAL_GYM_PROBE_MARKER": MARKER},
+        )
     probes = check_episodes(run, answers, tmp_path, {}, isolated=False)
     if split == "eval-v1":
         manifest = {e.task_id: e.sha256 for e in load_manifest().tasks}
@@ -166,30 +217,34 @@ def test_bad_key_fails_before_any_episode(tmp_path: Path) -> None:
     assert run.requests == [] and run.episodes == []
 
 
+@pytest.mark.docker
 def test_docker_runtime_end_to_end_with_a_secret_key(tmp_path: Path) -> None:
     image = require_docker()
     secret_hex = "c3" * 32
     key = parse_key_hex(secret_hex, "test")
     answers = honest_answers(["eval-v1:adjustment:5", "eval-v1:null_detect:7"], key)
-    run = run_vf_eval(
-        scripted_policy(answers),
-        tmp_path / "out",
-        [
-            "-n",
-            "2",
-            "--env.agent.runtime.type",
-            "docker",
-            "--env.agent.runtime.image",
-            image,
-            "--env.taskset.split",
-            "eval-v1",
-            "--select.include.ids",
-            '["eval-v1:adjustment:5", "eval-v1:null_detect:7"]',
-            "--env.taskset.task.env-key",
-            "MY_EVAL_KEY",
-        ],
-        env={"MY_EVAL_KEY": secret_hex},
-    )
+    with HostListener() as listener:
+        targets = [t for t in listener.targets() if t[0] != "127.0.0.1"]  # the host, from a box
+        run = run_vf_eval(
+            scripted_policy(answers, probe(secret_hex, targets)),
+            tmp_path / "out",
+            [
+                "-n",
+                "2",
+                "--env.agent.runtime.type",
+                "docker",
+                "--env.agent.runtime.image",
+                image,
+                "--env.taskset.split",
+                "eval-v1",
+                "--select.include.ids",
+                '["eval-v1:adjustment:5", "eval-v1:null_detect:7"]',
+                "--env.taskset.task.env-key",
+                "MY_EVAL_KEY",
+            ],
+            env={"MY_EVAL_KEY": secret_hex, "CAUSAL_GYM_PROBE_MARKER": MARKER},
+        )
+    assert listener.accepted == 0
     check_episodes(run, answers, tmp_path, {"CAUSAL_GYM_KEY": secret_hex}, isolated=True)
     for episode in run.episodes:
         assert episode["traces"][0]["agent"]["runtime"]["allow"] == []

@@ -45,19 +45,21 @@ def test_plain_import_does_not_load_verifiers() -> None:
     assert out.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_eval_v1_split_yields_the_manifest_in_order() -> None:
     taskset = CausalGymTaskset(CausalGymTasksetConfig(split="eval-v1"))
     assert taskset.bounded
-    tasks = list(taskset)
-    assert [t.data.id for t in tasks] == eval_v1_ids()
     key = resolve_run_key(None, environ={})
-    for task, entry in zip(tasks, load_manifest().tasks, strict=True):
+    ids = []
+    # Lazily, so each task is generated once (by load) and then read from the cache.
+    for task, entry in zip(taskset, load_manifest().tasks, strict=True):
+        ids.append(task.data.id)
         public = generated(entry.task_id, key).public
         assert public.metadata()["sha256"] == entry.sha256, entry.task_id
         assert task.data.family == entry.family.value
         assert task.data.workdir == "/workspace"
         assert public.files["README.md"].decode() in task.data.prompt
-    assert len(tasks) == 500
+    assert ids == eval_v1_ids() and len(ids) == 500
 
 
 def test_train_split_is_infinite_and_interleaves_families() -> None:
@@ -106,6 +108,7 @@ def test_secret_keys_refuse_non_isolating_runtimes() -> None:
         refuse_unsafe_runtime("subprocess", secret)
 
 
+@pytest.mark.vf
 def test_uv_run_eval_finds_the_console_script(tmp_path) -> None:
     """`uv run eval causal_gym ...` resolves this project's `eval` script (dry run)."""
     import json

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from causal_gym.audit.report import (
 )
 from causal_gym.errors import GenerationError
 from causal_gym.generate.pipeline import generate_task
-from causal_gym.rng_keys.derive import DerivationKey
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass
@@ -120,10 +121,10 @@ def summarize(
     honest_by = {f: _honest_summary(g) for f, g in groups.items()} | {
         "overall": _honest_summary(rows)
     }
-    nulls = [r for r in rows if r.narrow is not None]
-    nd = [r for r in rows if r.prior is not None]
+    nulls = [(r.honest, r.narrow) for r in rows if r.narrow is not None]
+    nd = [(r.honest, r.prior) for r in rows if r.prior is not None]
     overall_honest = np.array([r.honest.reward for r in rows])
-    report = {
+    report: dict[str, Any] = {
         "namespace": namespace,
         "per_family": per_family,
         "key_fingerprint": key.fingerprint,
@@ -138,18 +139,16 @@ def summarize(
         "width_sweep": {f: _sweep(g) for f, g in groups.items()} | {"overall": _sweep(rows)},
         "structural_null_narrow": NullNarrowProbe(
             n=len(nulls),
-            honest_mean_estimand_reward=float(np.mean([r.honest.estimand_reward for r in nulls])),
-            narrow_mean_estimand_reward=float(np.mean([r.narrow.estimand_reward for r in nulls])),
-            honest_mean_reward=float(np.mean([r.honest.reward for r in nulls])),
-            narrow_mean_reward_with_oracle_probability=float(
-                np.mean([r.narrow.reward for r in nulls])
-            ),
+            honest_mean_estimand_reward=float(np.mean([h.estimand_reward for h, _ in nulls])),
+            narrow_mean_estimand_reward=float(np.mean([n.estimand_reward for _, n in nulls])),
+            honest_mean_reward=float(np.mean([h.reward for h, _ in nulls])),
+            narrow_mean_reward_with_oracle_probability=float(np.mean([n.reward for _, n in nulls])),
         ),
         "prior_only_null": PriorOnlyProbe(
             n=len(nd),
-            mean_brier_skill=float(np.mean([r.prior.brier_skill for r in nd])),
-            honest_mean_brier_skill=float(np.mean([r.honest.brier_skill for r in nd])),
-            mean_reward=float(np.mean([r.prior.reward for r in nd])),
+            mean_brier_skill=float(np.mean([p.brier_skill or 0.0 for _, p in nd])),
+            honest_mean_brier_skill=float(np.mean([h.brier_skill or 0.0 for h, _ in nd])),
+            mean_reward=float(np.mean([p.reward for _, p in nd])),
         ),
         "hack_probes": {
             name: HackProbe(
@@ -165,7 +164,7 @@ def summarize(
         },
     }
     report["checks"] = tuple(evaluate_checks(report))
-    return AuditReport(**report)
+    return AuditReport.model_validate(report)
 
 
 def run_audit(

@@ -2,6 +2,10 @@
 
 Bad input exits 2 with one line on stderr, before anything is written. Tracebacks
 never print locals: a local could be a key.
+
+Command modules import only typer and the standard library at the top; the generator,
+numpy and pandas load inside the command that needs them, so `--help` answers at once
+(scripts/bench_cli.py measures it).
 """
 
 from __future__ import annotations
@@ -10,20 +14,23 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from causal_gym.errors import CausalGymError
-from causal_gym.generate import generate_task
-from causal_gym.rng_keys.derive import KEY_ENV_VAR, DerivationKey, read_key_file, resolve_key
-from causal_gym.task import Task
-from causal_gym.task_id import TaskId
+from causal_gym.rng_keys.keys import KEY_ENV_VAR
+
+if TYPE_CHECKING:
+    from causal_gym.rng_keys.keys import DerivationKey
+    from causal_gym.task import Task
+
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="Procedurally generated causal-inference tasks: materialize, score, audit.",
 )
 
@@ -41,6 +48,8 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
 
 
 def load_key(key_file: Path | None) -> DerivationKey:
+    from causal_gym.rng_keys.keys import read_key_file, resolve_key
+
     try:
         configured = None
         if key_file is not None:
@@ -55,6 +64,9 @@ def load_key(key_file: Path | None) -> DerivationKey:
 
 
 def build(task_id: str, key_file: Path | None) -> Task:
+    from causal_gym.generate import generate_task
+    from causal_gym.task_id import TaskId
+
     key = load_key(key_file)
     try:
         return generate_task(TaskId.parse(task_id), key)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from causal_gym.cli.common import app, fail, load_key
 from causal_gym.errors import CausalGymError
-from causal_gym.splits.freeze import spread_sample, verify_entries
-from causal_gym.splits.manifest import EVAL_V1, check_split, load_manifest
 
-manifest_app = typer.Typer(help="The frozen eval-v1 manifest.", no_args_is_help=True)
+EVAL_V1 = "eval-v1"
+
+manifest_app = typer.Typer(
+    help="The frozen eval-v1 manifest.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(manifest_app, name="manifest")
 SplitOption = Annotated[str, typer.Option("--split", help="Frozen split name.")]
 
@@ -21,6 +21,8 @@ SplitOption = Annotated[str, typer.Option("--split", help="Frozen split name.")]
 @manifest_app.command("list")
 def list_ids(split: SplitOption = EVAL_V1) -> None:
     """Print the split's task ids, one per line."""
+    from causal_gym.splits.manifest import check_split, load_manifest
+
     try:
         manifest = load_manifest(check_split(split))
     except CausalGymError as exc:
@@ -37,6 +39,12 @@ def verify(
     ] = None,
 ) -> None:
     """Regenerate tasks and compare tier, rows and hashes; exit 1 on any mismatch."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from causal_gym.splits.freeze import spread_sample, verify_entries
+    from causal_gym.splits.manifest import check_split, load_manifest
+
     try:
         manifest = load_manifest(check_split(split))
     except CausalGymError as exc:

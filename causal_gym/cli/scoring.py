@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
-from causal_gym.audit.report import AuditReport
-from causal_gym.audit.runner import run_audit
 from causal_gym.cli.common import (
     KeyFileOption,
     TaskIdArgument,
@@ -22,9 +17,12 @@ from causal_gym.cli.common import (
     load_key,
     write_atomically,
 )
-from causal_gym.scoring.reward import score_submission
-from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import FAMILIES, NAMESPACES
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from causal_gym.audit.report import AuditReport
 
 EXIT_INVALID_SUBMISSION = 1
 
@@ -36,13 +34,16 @@ def score(
     key_file: KeyFileOption = None,
 ) -> None:
     """Validate and score a submission; schema errors exit 1 and are never scored."""
+    from causal_gym.scoring.reward import score_submission
+    from causal_gym.scoring.validate import Accepted, validate_submission
+
     try:
         raw = submission.read_bytes()
     except OSError as exc:
         fail(f"cannot read submission {submission}: {exc.strerror or exc}")
     task = build(task_id, key_file)
     checked = validate_submission(task.public.family, raw, task.public.columns)
-    if not checked.ok:
+    if not isinstance(checked, Accepted):
         emit({"task_id": task.public.task_id, "valid": False, "errors": list(checked.errors)})
         for error in checked.errors:
             typer.echo(f"invalid submission: {error}", err=True)
@@ -52,6 +53,8 @@ def score(
 
 
 def summary_table(report: AuditReport) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"audit ({report.namespace}, {report.per_family} per family)")
     for col in ("family", "n", "honest reward", "coverage", "width sweep peak"):
         table.add_column(col, justify="right")
@@ -81,6 +84,17 @@ def audit(
         fail(f"unknown namespace {namespace!r}: accepted namespaces are {', '.join(NAMESPACES)}")
     if out.suffix != ".json":
         fail(f"--out must name a .json file, got {out}")
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from causal_gym.audit.runner import run_audit
+
     key = load_key(key_file)
     console = Console(stderr=True)
     columns = (

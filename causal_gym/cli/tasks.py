@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,12 +17,15 @@ from causal_gym.cli.common import (
     write_atomically,
 )
 from causal_gym.errors import StagingError
-from causal_gym.reference.analyst import ReadmeFormatError, analyze_directory
-from causal_gym.task import STAGED_FILES, PublicTask
+
+if TYPE_CHECKING:
+    from causal_gym.task import PublicTask
 
 
 def write_staged(task: PublicTask, out: Path) -> None:
     """Write exactly the staged files into `out` (new, empty, or a previous task's)."""
+    from causal_gym.task import STAGED_FILES
+
     if out.exists() and not out.is_dir():
         raise StagingError(f"--out {out} exists and is not a directory")
     if out.is_dir():
@@ -77,6 +80,8 @@ def reference(
     ],
 ) -> None:
     """Print the honest reference submission for a staged directory."""
+    from causal_gym.reference.analyst import ReadmeFormatError, analyze_directory
+
     try:
         _fit, answer = analyze_directory(directory)
     except (OSError, ReadmeFormatError, KeyError) as exc:

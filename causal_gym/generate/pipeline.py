@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from causal_gym.errors import GenerationError
 from causal_gym.generate.solvability import check_solvability
-from causal_gym.rng_keys.derive import DerivationKey, TaskStreams, derive_streams
+from causal_gym.rng_keys.derive import TaskStreams, derive_streams
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import certify
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing

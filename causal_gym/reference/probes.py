@@ -13,8 +13,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from scipy.stats import norm
-
 try:  # inside the package
     from causal_gym.reference import analyst
 except ImportError:  # copied into a sandbox next to analyst.py
@@ -87,6 +85,8 @@ def honest(staged: Staged) -> dict[str, object]:
 
 def at_level(staged: Staged, level: float) -> dict[str, object]:
     """The reference estimate with an interval for another nominal level."""
+    from scipy.stats import norm  # loaded only by the width sweep
+
     z = float(norm.ppf(0.5 + level / 2))
     answer = interval(staged.reference.estimate, z * staged.reference.se)
     return with_family(

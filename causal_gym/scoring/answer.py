@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from causal_gym.scoring.reward import ScoreRecord, score_submission
-from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.validate import Accepted, validate_submission
 from causal_gym.task import Task
 
 #: The total recorded for an episode that ended without a valid submission.
@@ -18,4 +18,6 @@ def score_answer(task: Task, raw: str | bytes | dict[str, Any] | None) -> ScoreR
     if raw is None:
         return None
     checked = validate_submission(task.public.family, raw, task.public.columns)
-    return score_submission(task.hidden, checked.submission) if checked.ok else None
+    if not isinstance(checked, Accepted):
+        return None
+    return score_submission(task.hidden, checked.submission)

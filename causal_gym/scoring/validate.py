@@ -10,7 +10,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal, TypeGuard
 
 from pydantic import ValidationError
 
@@ -19,13 +19,25 @@ from causal_gym.task_id import Family
 
 
 @dataclass(frozen=True)
-class Validation:
-    submission: AteSubmission | None
-    errors: tuple[str, ...]
+class Accepted:
+    """A submission that may be scored."""
 
-    @property
-    def ok(self) -> bool:
-        return self.submission is not None
+    submission: AteSubmission
+    ok: ClassVar[Literal[True]] = True
+    errors: ClassVar[tuple[str, ...]] = ()
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Every problem found; a rejected submission is never scored."""
+
+    errors: tuple[str, ...]
+    ok: ClassVar[Literal[False]] = False
+    submission: ClassVar[None] = None
+
+
+#: `isinstance(result, Accepted)` narrows to the typed submission.
+Validation = Accepted | Rejected
 
 
 def _pydantic_errors(exc: ValidationError) -> list[str]:
@@ -41,15 +53,15 @@ def bounds_error(lower: float, upper: float) -> str:
     return f"ci_lower ({float(lower)!r}) must be <= ci_upper ({float(upper)!r})"
 
 
+def _finite_number(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _cross_field_errors(raw: dict[str, Any], columns: Sequence[str] | None) -> list[str]:
     """Checks pydantic skips once a field fails; run always so every problem is listed."""
     errors = []
     lower, upper = raw.get("ci_lower"), raw.get("ci_upper")
-    numbers = all(
-        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-        for v in (lower, upper)
-    )
-    if numbers and lower > upper:
+    if _finite_number(lower) and _finite_number(upper) and lower > upper:
         errors.append(f"submission: {bounds_error(lower, upper)}")
     names = raw.get("adjustment_set")
     if columns is not None and isinstance(names, list):
@@ -71,12 +83,12 @@ def validate_submission(
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return Validation(None, (f"submission is not valid JSON: {exc}",))
+            return Rejected((f"submission is not valid JSON: {exc}",))
     else:
         data = raw
     if not isinstance(data, dict):
         fields = ", ".join(model.model_fields)
-        return Validation(None, (f"submission must be a JSON object with fields {fields}",))
+        return Rejected((f"submission must be a JSON object with fields {fields}",))
 
     errors: list[str] = []
     submission = None
@@ -85,6 +97,6 @@ def validate_submission(
     except ValidationError as exc:
         errors += _pydantic_errors(exc)
     errors += [e for e in _cross_field_errors(data, columns) if e not in errors]
-    if errors:
-        return Validation(None, tuple(errors))
-    return Validation(submission, ())
+    if errors or submission is None:
+        return Rejected(tuple(errors))
+    return Accepted(submission)

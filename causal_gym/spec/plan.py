@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from causal_gym.rng_keys.derive import DerivationKey, derive_block_rng, derive_plan_rng
+from causal_gym.rng_keys.derive import derive_block_rng, derive_plan_rng
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
 from causal_gym.task_id import Family, Namespace, TaskId
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from causal_gym.errors import CausalGymError
 from causal_gym.generate.pipeline import generate_task
-from causal_gym.rng_keys.derive import DerivationKey
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.plan import plan_task
 from causal_gym.splits.manifest import (
     EVAL_V1,

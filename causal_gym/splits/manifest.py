@@ -11,7 +11,7 @@ import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -20,7 +20,7 @@ from causal_gym.spec.tiers import Tier
 from causal_gym.task import STAGED_FILES
 from causal_gym.task_id import Family, Namespace, TaskId
 
-EVAL_V1 = "eval-v1"
+EVAL_V1: Final = "eval-v1"
 #: Tasks per family in eval-v1; null_detect is 8 whole blocks of 20.
 EVAL_V1_COUNTS: dict[Family, int] = {
     Family.ATE: 170,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 
 from causal_gym.errors import KeyFormatError
-from causal_gym.rng_keys.derive import KEY_ENV_VAR, DerivationKey, resolve_key
+from causal_gym.rng_keys.keys import KEY_ENV_VAR, DerivationKey, resolve_key
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LOOKS_LIKE_KEY = re.compile(r"[0-9a-fA-F]{24,}")

@@ -15,7 +15,7 @@ from pydantic import field_validator
 
 from causal_gym.errors import CausalGymError, KeyFormatError
 from causal_gym.generate.pipeline import generate_task
-from causal_gym.rng_keys.derive import DerivationKey
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import STAGED_FILES, Task
@@ -126,7 +126,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
         }
         if record is None:
             return {**metrics, "clipped_reward": NO_SUBMISSION_REWARD}
-        values = record.as_dict()
+        values: Mapping[str, object] = record.as_dict()
         for name in (
             "clipped_reward",
             "estimand_reward",
@@ -135,6 +135,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
             "validity",
             "brier_skill",
         ):
-            if name in values:
-                metrics[name] = float(values[name])
+            value = values.get(name)
+            if isinstance(value, int | float):  # bools too: covered is 1.0 or 0.0
+                metrics[name] = float(value)
         return metrics

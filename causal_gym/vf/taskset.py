@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Literal
+from typing import Literal, get_args
 
 import verifiers.v1 as vf
 from pydantic import Field
@@ -26,7 +26,7 @@ FamilyName = Literal["ate", "adjustment", "null_detect"]
 class CausalGymTasksetConfig(vf.TasksetConfig):
     split: Literal["train", "eval-v1"] = "train"
     """`train`: unbounded, families interleaved; `eval-v1`: the 500 frozen tasks in order."""
-    families: list[FamilyName] = Field(default_factory=lambda: list(FAMILIES))
+    families: list[FamilyName] = Field(default_factory=lambda: list(get_args(FamilyName)))
     """Families to draw from (train) or keep (eval-v1)."""
     task: CausalGymTaskConfig = CausalGymTaskConfig()
 

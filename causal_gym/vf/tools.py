@@ -13,7 +13,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
-from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.validate import Accepted, validate_submission
 from causal_gym.task_id import Family
 
 
@@ -48,7 +48,7 @@ class SubmitToolset(vf.Toolset[vf.ToolsetConfig, CausalGymState]):
             return "A valid submission is already recorded; it is final and was not changed."
         raw = answer if isinstance(answer, str | dict) else {"answer": answer}
         checked = validate_submission(self.family, raw, self.columns)
-        if not checked.ok:
+        if not isinstance(checked, Accepted):
             self.state.invalid_attempts += 1
             self.state.last_errors = list(checked.errors)
             return answer_text(checked.errors)

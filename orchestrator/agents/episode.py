@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from causal_gym.scoring.validate import Accepted
 from causal_gym.task import PublicTask
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.tools import ToolOutcome, run_sandbox_tool, run_submit, tool_specs
@@ -174,7 +175,7 @@ def _run_tools(ep: _Episode, turn: AgentTurn, sandbox: Sandbox) -> None:
             return
         elif call.name == "submit_answer":
             outcome = run_submit(call.arguments, ep.task)
-            if outcome.validation is not None and outcome.validation.ok:
+            if isinstance(outcome.validation, Accepted):
                 ep.submission = outcome.validation.submission.model_dump(mode="json")
             else:
                 ep.invalid += 1

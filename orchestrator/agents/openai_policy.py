@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from causal_gym.task import PublicTask
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 _RETRYABLE = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
 
@@ -67,10 +70,12 @@ class OpenAIPolicy(Policy):
             if remaining <= 0:
                 raise TimeoutError("no time left for another model request")
             try:
+                # The conversation is plain JSON dicts; the SDK's TypedDicts describe
+                # the same shapes, so the casts only tell the type checker so.
                 response = self.client.chat.completions.create(
                     model=self.config.model,
-                    messages=messages,
-                    tools=self.tools,
+                    messages=cast("list[ChatCompletionMessageParam]", messages),
+                    tools=cast("list[ChatCompletionToolParam]", self.tools),
                     tool_choice="auto",
                     timeout=min(remaining, self.config.request_timeout_s),
                     **self.config.sampling(),

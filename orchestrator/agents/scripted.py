@@ -54,7 +54,7 @@ class ScriptedAnalysisPolicy(Policy):
 
     name = "scripted"
     command = "python analyst.py /workspace"
-    files = ("analyst.py",)
+    files: tuple[str, ...] = ("analyst.py",)
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         step = sum(1 for m in messages if m.get("role") == "assistant")
@@ -88,13 +88,17 @@ class EscapePolicy(Policy):
     name = "escape"
     family = "ate"
 
+    def __init__(self, targets: tuple[tuple[str, int], ...] = ()) -> None:
+        self.targets = targets
+
     def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:
         self.family = task.family.value
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         step = sum(1 for m in messages if m.get("role") == "assistant")
         if step == 0:
-            return _call(0, "python", {"code": ESCAPE_SCRIPT.read_text("utf-8")})
+            extra = f"EXTRA_TARGETS = {[list(t) for t in self.targets]!r}\n"
+            return _call(0, "python", {"code": extra + ESCAPE_SCRIPT.read_text("utf-8")})
         findings = last_json_object(messages) or {"error": "the escape script printed nothing"}
         if step == 1:
             answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from causal_gym.scoring.schemas import submission_json_schema
-from causal_gym.scoring.validate import Validation, validate_submission
+from causal_gym.scoring.validate import Accepted, Validation, validate_submission
 from causal_gym.task import PublicTask
 from orchestrator.sandbox.base import ExecResult, Sandbox
 
@@ -117,7 +117,7 @@ def run_sandbox_tool(
 
 def run_submit(raw: str, task: PublicTask) -> ToolOutcome:
     checked = validate_submission(task.family, raw or "", task.columns)
-    if checked.ok:
+    if isinstance(checked, Accepted):
         return ToolOutcome(
             "Submission accepted. It is final; the episode ends here.", validation=checked
         )

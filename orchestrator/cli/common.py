@@ -10,9 +10,15 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="Run causal-gym at scale: sandboxes, episodes, evaluation runs.",
 )
 EXIT_BAD_INPUT = 2
+#: Written out (not imported from the loader) so `--help` loads no agent code.
+AGENT_HELP = (
+    "openai, reference, diff-in-means, post-treatment, constant, narrow, escape "
+    "or python:PATH_OR_MODULE:ClassName."
+)
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from causal_gym.errors import CausalGymError
-from causal_gym.rng_keys.derive import read_key_file, resolve_key
-from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
-from causal_gym.task import Task
-from causal_gym.task_id import TaskId
-from orchestrator.agents import EpisodeConfig, EpisodeResult, OpenAIPolicyConfig, load_policy
-from orchestrator.agents.loader import BUILTIN_AGENTS, USER_AGENT_FORMAT
-from orchestrator.cli.common import app, fail
+from orchestrator.cli.common import AGENT_HELP, app, fail
 from orchestrator.errors import OrchestratorError
-from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
+
+if TYPE_CHECKING:
+    from causal_gym.task import Task
+    from orchestrator.agents.types import EpisodeResult
 
 
 def scored_record(task: Task, result: EpisodeResult) -> dict[str, Any]:
     """The episode's public record plus its score (the scorer runs only here, on the host)."""
+    from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
+
     record: dict[str, Any] = result.model_dump(mode="json", exclude={"transcript"})
     record["reward"] = record["clipped_reward"] = NO_SUBMISSION_REWARD
     scored = score_answer(task, result.submission)
@@ -33,9 +31,7 @@ def scored_record(task: Task, result: EpisodeResult) -> dict[str, Any]:
 @app.command()
 def episode(
     task_id: Annotated[str, typer.Argument(help="Public id <namespace>:<family>:<index>.")],
-    agent: Annotated[
-        str, typer.Option("--agent", help=f"{', '.join(BUILTIN_AGENTS)} or {USER_AGENT_FORMAT}.")
-    ] = "reference",
+    agent: Annotated[str, typer.Option("--agent", help=AGENT_HELP)] = "reference",
     sandbox: Annotated[str, typer.Option("--sandbox", help="local or docker.")] = "local",
     image: Annotated[str | None, typer.Option("--image", help="Docker base image.")] = None,
     base_url: Annotated[
@@ -55,12 +51,17 @@ def episode(
     key_file: Annotated[Path | None, typer.Option("--key-file")] = None,
 ) -> None:
     """Run one episode in a fresh sandbox, score it on the host, print the record."""
+    from causal_gym.errors import CausalGymError
+    from causal_gym.generate import generate_task
+    from causal_gym.rng_keys.keys import read_key_file, resolve_key
+    from causal_gym.task_id import TaskId
+    from orchestrator.agents import EpisodeConfig, OpenAIPolicyConfig, load_policy, run_episode
+    from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
+
     if sandbox not in SANDBOX_KINDS:
         fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
     try:
         key = resolve_key(read_key_file(key_file) if key_file else None)
-        from causal_gym import generate_task
-
         task = generate_task(TaskId.parse(task_id), key)
     except CausalGymError as exc:
         fail(str(exc))
@@ -80,8 +81,6 @@ def episode(
     except OrchestratorError as exc:
         fail(str(exc))
     config = EpisodeConfig(max_turns=max_turns, episode_timeout_s=timeout)
-    from orchestrator.agents import run_episode
-
     try:
         with make_sandbox(sandbox, image=image) as box:
             box.open(dict(task.public.files))

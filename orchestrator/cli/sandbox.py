@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from causal_gym.errors import CausalGymError
 from orchestrator.cli.common import app, fail
 from orchestrator.errors import OrchestratorError
-from orchestrator.sandbox import SANDBOX_KINDS, SandboxLimits, make_sandbox
 
-sandbox_app = typer.Typer(help="Sandboxes agents run in.", no_args_is_help=True)
+sandbox_app = typer.Typer(
+    help="Sandboxes agents run in.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(sandbox_app, name="sandbox")
 
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="local (bubblewrap) or docker.")]
@@ -20,6 +20,8 @@ ImageOption = Annotated[str | None, typer.Option("--image", help="Docker base im
 
 
 def _kind(value: str) -> str:
+    from orchestrator.sandbox import SANDBOX_KINDS
+
     if value not in SANDBOX_KINDS:
         fail(f"unknown sandbox {value!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
     return value
@@ -36,12 +38,16 @@ def exec_command(
     image: ImageOption = None,
 ) -> None:
     """Run one command in a fresh sandbox: causal-gym-run sandbox exec -- CMD..."""
+    from causal_gym.errors import CausalGymError
+    from orchestrator.sandbox import SandboxLimits, make_sandbox
+
     argv = list(ctx.args)
     if not argv:
         fail("give the command after --, e.g. causal-gym-run sandbox exec -- ls -la")
     files: dict[str, bytes] = {}
     if stage is not None:
-        from causal_gym import generate_task, resolve_key
+        from causal_gym.generate import generate_task
+        from causal_gym.rng_keys.keys import resolve_key
         from causal_gym.task_id import TaskId
 
         try:

@@ -32,7 +32,8 @@ Policy = Callable[[list[dict[str, Any]]], Reply]
 @dataclass
 class ServerScript:
     policy: Policy
-    fail_first: int = 0  # answer this many chat requests with HTTP 500 first
+    fail_first: int = 0  # answer this many chat requests with `fail_status` first
+    fail_status: int = 500
     hang_seconds: float = 0.0  # sleep before answering (deadline tests)
     requests: list[dict[str, Any]] = field(default_factory=list)
     failures_left: int = -1
@@ -92,7 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": "not found"}})
             return
         if fail:
-            self._json(500, {"error": {"message": "scripted failure", "type": "server_error"}})
+            kind = "rate_limit_exceeded" if self.script.fail_status == 429 else "server_error"
+            self._json(self.script.fail_status, {"error": {"message": "scripted", "type": kind}})
             return
         if self.script.hang_seconds:
             time.sleep(self.script.hang_seconds)

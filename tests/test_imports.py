@@ -1,0 +1,45 @@
+"""Import costs are a property of the code: the CLIs and the package roots load no
+heavy library until a command needs it (scripts/bench_cli.py times the result)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import get_args
+
+HEAVY = ("numpy", "pandas", "scipy", "statsmodels", "networkx", "pydantic", "openai", "verifiers")
+
+
+def loaded_after(statement: str) -> list[str]:
+    code = (
+        f"import json, sys; {statement}; "
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
+def test_cli_modules_and_package_roots_load_nothing_heavy() -> None:
+    assert loaded_after("import causal_gym, orchestrator, causal_gym.cli, orchestrator.cli") == []
+    assert loaded_after("import causal_gym.rng_keys, orchestrator.agents") == []
+
+
+def test_public_names_still_resolve_on_first_use() -> None:
+    assert loaded_after("from causal_gym import generate_task") != []
+    assert "numpy" not in loaded_after("from causal_gym import DerivationKey, resolve_key")
+
+
+def test_written_out_constants_match_their_sources() -> None:
+    from scipy.stats import norm
+
+    from causal_gym.reference.analyst import Z
+    from causal_gym.task_id import FAMILIES
+    from causal_gym.vf.taskset import FamilyName
+    from orchestrator.agents.loader import BUILTIN_AGENTS, USER_AGENT_FORMAT
+    from orchestrator.cli.common import AGENT_HELP
+
+    assert float(norm.ppf(0.95)) == Z  # to the last bit
+    assert tuple(get_args(FamilyName)) == FAMILIES
+    assert f"{', '.join(BUILTIN_AGENTS)} or {USER_AGENT_FORMAT}." == AGENT_HELP
