@@ -88,3 +88,13 @@ def test_backdoor_rejects_descendants_even_if_d_separating() -> None:
     g = nx.DiGraph([("x", "t"), ("x", "y"), ("t", "y"), ("t", "d")])
     assert satisfies_backdoor(g, "t", "y", {"x"})
     assert not satisfies_backdoor(g, "t", "y", {"x", "d"})
+
+
+def test_backdoor_refuses_the_treatment_the_outcome_and_unknown_nodes() -> None:
+    """Each guard on its own: the certificate calls satisfies_backdoor directly, so
+    these cannot lean on the reward's declared-column check."""
+    g = nx.DiGraph([("x", "t"), ("x", "y"), ("t", "y")])
+    assert satisfies_backdoor(g, "t", "y", {"x"})
+    assert not satisfies_backdoor(g, "t", "y", {"x", "t"})
+    assert not satisfies_backdoor(g, "t", "y", {"x", "y"})
+    assert not satisfies_backdoor(g, "t", "y", {"x", "ghost"})

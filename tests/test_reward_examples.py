@@ -56,6 +56,51 @@ def test_covered_interval_wider_than_reference() -> None:
     assert score.narrow_penalty == 0.0
     assert score.reward == pytest.approx(0.6, abs=EXACT)
     assert score.width_ratio == pytest.approx(1.4, abs=EXACT) and score.covered
+    assert score.width == pytest.approx(1.4, abs=EXACT)
+
+
+@pytest.mark.parametrize(("lower", "upper"), [(1.0, 2.0), (0.0, 1.0), (1.0, 1.0)])
+def test_a_truth_on_a_bound_is_covered(lower: float, upper: float) -> None:
+    assert estimand_score(1.0, 1.0, lower, upper, reference_width=1.0, scale=1.0).covered
+
+
+def test_the_score_record_carries_every_loss_component() -> None:
+    record = score_submission(
+        truth(Family.ATE, 0.0, 1.0, 2.0), AteSubmission(estimate=0.0, ci_lower=-0.25, ci_upper=0.25)
+    )
+    assert record.family == "ate"
+    assert record.interval_loss == pytest.approx(0.5, abs=EXACT)
+    assert record.abs_error == 0.0
+    assert record.narrow_penalty == pytest.approx(1.0, abs=EXACT)
+    assert record.loss == pytest.approx(1.5, abs=EXACT)
+    assert record.as_dict() == {
+        "family": "ate",
+        "reward": pytest.approx(0.25, abs=EXACT),
+        "clipped_reward": pytest.approx(0.25, abs=EXACT),
+        "estimand_reward": pytest.approx(0.25, abs=EXACT),
+        "covered": True,
+        "width_ratio": pytest.approx(0.5, abs=EXACT),
+        "interval_loss": pytest.approx(0.5, abs=EXACT),
+        "abs_error": 0.0,
+        "narrow_penalty": pytest.approx(1.0, abs=EXACT),
+        "loss": pytest.approx(1.5, abs=EXACT),
+    }
+
+
+@pytest.mark.parametrize(
+    ("family", "message"),
+    [
+        (Family.ADJUSTMENT, "an adjustment task needs an AdjustmentSubmission"),
+        (Family.NULL_DETECT, "a null_detect task needs a NullDetectSubmission"),
+    ],
+)
+def test_a_submission_of_the_wrong_family_is_a_programming_error(
+    family: Family, message: str
+) -> None:
+    with pytest.raises(TypeError, match=f"^{message}$"):
+        score_submission(
+            truth(family, 1.0, 1.0, 1.0), AteSubmission(estimate=1.0, ci_lower=0.0, ci_upper=2.0)
+        )
 
 
 def test_narrow_penalty_is_two_per_unit_below_r() -> None:
@@ -151,3 +196,11 @@ def test_raw_json_through_the_one_scoring_path() -> None:
     )
     assert record is not None and record.reward == pytest.approx(0.6, abs=EXACT)
     assert score_answer(Task(public, hidden), '{"estimate": 1.2}') is None
+    adjustment = Task(
+        PublicTask(**{**vars(public), "family": Family.ADJUSTMENT}),
+        truth(Family.ADJUSTMENT, 1.0, 1.0, 4.0),
+    )
+    answer = {"estimate": 1.2, "ci_lower": 0.5, "ci_upper": 1.9}
+    assert score_answer(adjustment, {**answer, "adjustment_set": ["x"]}) is not None
+    # a name that is not a column of the task is a schema error, never a score
+    assert score_answer(adjustment, {**answer, "adjustment_set": ["ghost"]}) is None

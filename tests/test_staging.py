@@ -80,6 +80,7 @@ def test_readme_states_everything_the_agent_needs(family: str) -> None:
         assert phrase in readme
     schema_block = readme.split("```json\n")[1].split("```")[0]
     assert json.loads(schema_block) == submission_json_schema(Family(family))
+    assert json.loads(schema_block)["title"] == f"{family} submission"
     assert ("13/20" in readme) == (family == "null_detect")
     assert "/workspace" in task.public.prompt and "submit_answer" in task.public.prompt
 

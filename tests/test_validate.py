@@ -88,6 +88,21 @@ def test_each_bad_input_names_its_problem(family: Family, raw: object, expected:
         assert any(fragment in e for e in found), (fragment, found)
 
 
+def test_error_texts_exactly() -> None:
+    """Where an error points and what it says, to the character: an agent reads these."""
+    nested = validate_submission(Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", 7]})
+    assert nested.errors == ("adjustment_set.1: Input should be a valid string",)
+    swapped = validate_submission(Family.ATE, {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0})
+    assert swapped.errors == ("submission: ci_lower (2.0) must be <= ci_upper (1.0)",)
+    repeated = validate_submission(Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", "age"]})
+    assert repeated.errors == ("submission: adjustment_set lists columns more than once: age",)
+
+
+def test_a_zero_width_interval_is_valid() -> None:
+    """ci_lower <= ci_upper: equal bounds are allowed (and pay the narrow penalty)."""
+    assert validate_submission(Family.ATE, {"estimate": 1.0, "ci_lower": 1.0, "ci_upper": 1.0}).ok
+
+
 def test_every_problem_is_listed_at_once() -> None:
     raw = {
         "estimate": float("nan"),
