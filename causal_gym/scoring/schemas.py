@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from causal_gym.task_id import Family
 
 INTERVAL_LEVEL = 0.90
+#: Submitted numbers must lie within +-MAX_ABS_VALUE, so every loss and reward stays a
+#: finite float (an interval from -1e308 to 1e308 has an infinite width). It is far
+#: beyond any outcome scale a task has. (A validator, not a schema bound, so the JSON
+#: Schema in the staged README of the frozen split is unchanged.)
+MAX_ABS_VALUE = 1e12
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+def _within_range(value: float) -> float:
+    if abs(value) > MAX_ABS_VALUE:
+        raise ValueError(f"must be within [-1e12, 1e12], got {value!r}")
+    return value
+
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_within_range)]
 
 
 class AteSubmission(BaseModel):
@@ -47,9 +59,14 @@ class AdjustmentSubmission(AteSubmission):
 
     @model_validator(mode="after")
     def _names_unique(self) -> AdjustmentSubmission:
-        repeated = sorted({n for n in self.adjustment_set if self.adjustment_set.count(n) > 1})
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for name in self.adjustment_set:  # linear: a set, never list.count
+            (twice if name in seen else seen).add(name)
+        repeated = sorted(twice)
         if repeated:
-            raise ValueError(f"adjustment_set lists columns more than once: {', '.join(repeated)}")
+            listed = ", ".join(n if n.isprintable() else ascii(n) for n in repeated)
+            raise ValueError(f"adjustment_set lists columns more than once: {listed}")
         return self
 
 

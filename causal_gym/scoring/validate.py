@@ -39,6 +39,13 @@ class Rejected:
 #: `isinstance(result, Accepted)` narrows to the typed submission.
 Validation = Accepted | Rejected
 
+#: Bounds that keep validation linear and small: a real submission is three numbers,
+#: maybe a probability and a few dozen column names.
+MAX_SUBMISSION_BYTES = 64 * 1024
+MAX_ITEMS = 2_000
+MAX_STRING = 1_000
+MAX_LISTED = 20
+
 
 def _pydantic_errors(exc: ValidationError) -> list[str]:
     out = []
@@ -54,7 +61,12 @@ def bounds_error(lower: float, upper: float) -> str:
 
 
 def _finite_number(value: object) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
 
 
 def _cross_field_errors(raw: dict[str, Any], columns: Sequence[str] | None) -> list[str]:
@@ -68,27 +80,69 @@ def _cross_field_errors(raw: dict[str, Any], columns: Sequence[str] | None) -> l
         known = set(columns)
         unknown = sorted({n for n in names if isinstance(n, str) and n not in known})
         if unknown:
-            listed = ", ".join(repr(n) for n in unknown)
-            errors.append(f"adjustment_set: unknown columns {listed} (use names from data.csv)")
+            listed = ", ".join(repr(n) for n in unknown[:MAX_LISTED])
+            more = f" and {len(unknown) - MAX_LISTED} more" if len(unknown) > MAX_LISTED else ""
+            errors.append(
+                f"adjustment_set: unknown columns {listed}{more} (use names from data.csv)"
+            )
     return errors
+
+
+def _too_large(value: object, budget: int = MAX_ITEMS) -> bool:
+    """Whether a parsed value holds more than `budget` items in all (iterative, so it
+    costs at most `budget` steps however large or deep the value is)."""
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return True
+        item = stack.pop()
+        if isinstance(item, dict | list):
+            budget -= len(item)  # the keys of a dict count too
+            if budget < 0:
+                return True
+            stack.extend(item.values() if isinstance(item, dict) else item)
+        elif isinstance(item, str) and len(item) > MAX_STRING:
+            return True
+    return False
+
+
+def _parse(raw: str | bytes) -> object | Rejected:
+    size = len(raw)
+    if size > MAX_SUBMISSION_BYTES:
+        return Rejected(
+            (f"submission is {size} bytes long; at most {MAX_SUBMISSION_BYTES} are accepted",)
+        )
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return Rejected((f"submission is not valid JSON: {exc}",))
+    except RecursionError:
+        return Rejected(("submission is not valid JSON: it is nested too deeply",))
+    except ValueError as exc:  # an integer with thousands of digits
+        return Rejected((f"submission is not valid JSON: {str(exc).split(';')[0]}",))
 
 
 def validate_submission(
     family: Family, raw: str | bytes | dict[str, Any], columns: Sequence[str] | None = None
 ) -> Validation:
     """Validate a submission for `family`; `columns` (public column names) enables the
-    unknown-column check for adjustment sets."""
+    unknown-column check for adjustment sets. Cost is linear in the input and bounded:
+    text over MAX_SUBMISSION_BYTES and objects over MAX_ITEMS items are refused unread."""
     model = SUBMISSION_MODELS[family]
-    if isinstance(raw, str | bytes):
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return Rejected((f"submission is not valid JSON: {exc}",))
-    else:
-        data = raw
+    data = _parse(raw) if isinstance(raw, str | bytes) else raw
+    if isinstance(data, Rejected):
+        return data
     if not isinstance(data, dict):
         fields = ", ".join(model.model_fields)
         return Rejected((f"submission must be a JSON object with fields {fields}",))
+    if _too_large(data):
+        return Rejected(
+            (
+                f"submission holds more than {MAX_ITEMS} values (or a string over "
+                f"{MAX_STRING} characters); a submission is a few numbers and column names",
+            )
+        )
 
     errors: list[str] = []
     submission = None
@@ -98,5 +152,6 @@ def validate_submission(
         errors += _pydantic_errors(exc)
     errors += [e for e in _cross_field_errors(data, columns) if e not in errors]
     if errors or submission is None:
-        return Rejected(tuple(errors))
+        # agent text echoed in an error (a lone surrogate, say) must not break a log line
+        return Rejected(tuple(e.encode("utf-8", "backslashreplace").decode() for e in errors))
     return Accepted(submission)

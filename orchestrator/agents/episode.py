@@ -24,7 +24,7 @@ from orchestrator.agents.types import (
     EpisodeStatus,
     Usage,
 )
-from orchestrator.errors import SandboxError
+from orchestrator.errors import OrchestratorError
 from orchestrator.sandbox.base import Sandbox
 
 SYSTEM_PROMPT = (
@@ -48,11 +48,29 @@ def initial_messages(task: PublicTask) -> list[dict[str, Any]]:
     ]
 
 
+def clean_text(text: str) -> str:
+    """The text with lone surrogates replaced (U+FFFD): whatever an agent or a model
+    server sends, the record stays valid UTF-8 and serializes to JSON."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def _assistant_message(turn: AgentTurn) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    text = turn.text if isinstance(turn.text, str) else None
+    message: dict[str, Any] = {"role": "assistant", "content": clean_text(text or "")}
     if turn.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            {
+                "id": clean_text(str(c.id)),
+                "type": "function",
+                "function": {
+                    "name": clean_text(str(c.name)),
+                    "arguments": clean_text(str(c.arguments)),
+                },
+            }
             for c in turn.tool_calls
         ]
     return message
@@ -113,14 +131,29 @@ def run_episode(
     config: EpisodeConfig | None = None,
     clock: Clock = time.monotonic,
 ) -> EpisodeResult:
-    """Run `policy` on `task` in an open `sandbox`; never raises for agent behaviour."""
+    """Run `policy` on `task` in an open `sandbox`. Never raises: whatever the agent,
+    the model server or the sandbox does ends as a status in the returned record."""
     ep = _Episode(task, policy, config or EpisodeConfig(), clock)
+    try:
+        _loop(ep, sandbox)
+    except Exception as exc:  # the last line of defence: a record, never a crash
+        ep.end(
+            EpisodeStatus.SANDBOX_ERROR, clean_text(f"runner error: {type(exc).__name__}: {exc}")
+        )
+    return ep.result()
+
+
+def _loop(ep: _Episode, sandbox: Sandbox) -> None:
+    task, policy = ep.task, ep.policy
     tools = tool_specs(task)
     try:
         policy.begin(task, tools)
     except Exception as exc:  # a user policy may fail in any way
-        ep.end(EpisodeStatus.AGENT_ERROR, f"policy setup failed: {type(exc).__name__}: {exc}")
-        return ep.result()
+        ep.end(
+            EpisodeStatus.AGENT_ERROR,
+            clean_text(f"policy setup failed: {type(exc).__name__}: {exc}"),
+        )
+        return
     while ep.status is EpisodeStatus.NO_SUBMISSION and ep.submission is None:
         if ep.turns >= ep.config.max_turns:
             ep.message = (
@@ -136,7 +169,6 @@ def run_episode(
         _run_tools(ep, turn, sandbox)
     if ep.submission is not None:
         ep.end(EpisodeStatus.SUBMITTED, ep.message)
-    return ep.result()
 
 
 def _next_turn(ep: _Episode) -> AgentTurn | None:
@@ -151,15 +183,15 @@ def _next_turn(ep: _Episode) -> AgentTurn | None:
         ep.end(EpisodeStatus.TIMEOUT, f"episode deadline reached during the model call: {exc}")
         return None
     except Exception as exc:  # the agent itself broke
-        ep.end(EpisodeStatus.AGENT_ERROR, f"{type(exc).__name__}: {exc}")
+        ep.end(EpisodeStatus.AGENT_ERROR, clean_text(f"{type(exc).__name__}: {exc}"))
         return None
     finally:
         ep.model_s += ep.clock() - started
     ep.turns += 1
     ep.retries += turn.retries
     ep.add_usage(turn.usage)
-    if turn.text:
-        ep.notes = turn.text
+    if isinstance(turn.text, str) and turn.text:
+        ep.notes = clean_text(turn.text)
     ep.messages.append(_assistant_message(turn))
     if not turn.tool_calls:
         ep.messages.append({"role": "user", "content": NUDGE})
@@ -189,8 +221,11 @@ def _run_tools(ep: _Episode, turn: AgentTurn, sandbox: Sandbox) -> None:
                     min(ep.config.tool_timeout_s, ep.remaining()),
                     ep.config.tool_output_chars,
                 )
-            except SandboxError as exc:
-                ep.end(EpisodeStatus.SANDBOX_ERROR, f"{call.name} failed in the sandbox: {exc}")
+            except OrchestratorError as exc:
+                ep.end(
+                    EpisodeStatus.SANDBOX_ERROR,
+                    clean_text(f"{call.name} failed in the sandbox: {exc}"),
+                )
                 return
             finally:
                 ep.tool_s += ep.clock() - started
@@ -198,4 +233,10 @@ def _run_tools(ep: _Episode, turn: AgentTurn, sandbox: Sandbox) -> None:
             outcome = ToolOutcome(
                 f"error: unknown tool {call.name!r}; the tools are bash, python and submit_answer"
             )
-        ep.messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.content})
+        ep.messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": clean_text(str(call.id)),
+                "content": clean_text(outcome.content),
+            }
+        )

@@ -34,3 +34,12 @@ class Policy(ABC):
     @abstractmethod
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         """The assistant's next message: text and/or tool calls."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release what the policy holds (a process, a connection); idempotent."""
+
+    def __enter__(self) -> Policy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

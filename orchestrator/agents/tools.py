@@ -16,6 +16,11 @@ from causal_gym.task import PublicTask
 from orchestrator.sandbox.base import ExecResult, Sandbox
 
 TOOL_NAMES = ("bash", "python", "submit_answer")
+#: A bash command or python code longer than this is refused as a tool error ...
+MAX_ARGUMENT_BYTES = 512 * 1024
+#: ... and one longer than this runs from a staged file instead of the command line.
+INLINE_ARGUMENT_BYTES = 64 * 1024
+STAGED_SCRIPT = {"bash": ".causal-gym-tool.sh", "python": ".causal-gym-tool.py"}
 
 
 def tool_specs(task: PublicTask) -> list[dict[str, Any]]:
@@ -63,6 +68,13 @@ def tool_specs(task: PublicTask) -> list[dict[str, Any]]:
     ]
 
 
+LIMIT_NOTES = {
+    "memory": "the sandbox's memory total; a process was killed",
+    "processes": "the sandbox's process limit; a fork was refused",
+    "disk": "the sandbox's disk (workspace, /tmp and /dev/shm together) is full",
+}
+
+
 @dataclass(frozen=True)
 class ToolOutcome:
     content: str
@@ -91,6 +103,8 @@ def format_exec(result: ExecResult, limit: int) -> str:
         else f"exit code {result.exit_code}"
     )
     parts = [status]
+    for limit_name in result.limits_hit:
+        parts.append(f"[sandbox limit reached: {LIMIT_NOTES.get(limit_name, limit_name)}]")
     if result.stdout:
         parts.append("stdout:\n" + clip(result.stdout))
     if result.stderr:
@@ -98,6 +112,22 @@ def format_exec(result: ExecResult, limit: int) -> str:
     if result.truncated:
         parts.append("[output was truncated by the sandbox]")
     return "\n".join(parts)
+
+
+def _unrunnable(name: str, value: str) -> str | None:
+    """Why no shell or interpreter could take `value` (as a tool error), or None."""
+    if "\x00" in value:
+        return f"error: the {name} argument contains a NUL byte, which no program can take"
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        return f"error: the {name} argument is not valid UTF-8 (it holds a lone surrogate)"
+    if size > MAX_ARGUMENT_BYTES:
+        return (
+            f"error: the {name} argument is {size} bytes; at most {MAX_ARGUMENT_BYTES} are "
+            "accepted (write long code to a file in several calls)"
+        )
+    return None
 
 
 def run_sandbox_tool(
@@ -110,7 +140,18 @@ def run_sandbox_tool(
     value = args.get(field)
     if not isinstance(value, str) or set(args) != {field}:
         return ToolOutcome(f"error: {name} takes exactly one string argument '{field}'")
-    argv: str | list[str] = value if name == "bash" else ["python", "-c", value]
+    problem = _unrunnable(name, value)
+    if problem:
+        return ToolOutcome(problem)
+    argv: str | list[str]
+    if len(value) > INLINE_ARGUMENT_BYTES:
+        # One argv string may not exceed 128 KiB (MAX_ARG_STRLEN): long code is staged as
+        # a file in the workspace and run from there.
+        script = STAGED_SCRIPT[name]
+        sandbox.write_file(script, value.encode("utf-8"))
+        argv = ["sh", script] if name == "bash" else ["python", script]
+    else:
+        argv = value if name == "bash" else ["python", "-c", value]
     result = sandbox.exec(argv, timeout_s)
     return ToolOutcome(format_exec(result, limit), exec_result=result)
 

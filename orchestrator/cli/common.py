@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import NoReturn
 
 import typer
@@ -21,6 +22,17 @@ AGENT_HELP = (
 )
 
 
+#: The longest budget any command accepts (a day): beyond it, a typo, not a plan.
+MAX_SECONDS = 86_400.0
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def check_seconds(option: str, value: float) -> float:
+    """A duration option must be a finite number of seconds in (0, MAX_SECONDS]."""
+    if not math.isfinite(value) or not 0 < value <= MAX_SECONDS:
+        fail(f"{option} must be a number of seconds in (0, {MAX_SECONDS:g}], got {value:g}")
+    return value

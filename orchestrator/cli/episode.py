@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orchestrator.cli.common import AGENT_HELP, app, fail
+from orchestrator.cli.common import AGENT_HELP, app, check_seconds, fail
 from orchestrator.errors import OrchestratorError
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def episode(
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 30,
-    timeout: Annotated[float, typer.Option("--timeout", min=1, help="Episode budget (s).")] = 600.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Episode budget (s).")] = 600.0,
     transcript: Annotated[
         bool, typer.Option("--transcript", help="Include the transcript.")
     ] = False,
@@ -60,6 +60,7 @@ def episode(
 
     if sandbox not in SANDBOX_KINDS:
         fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    check_seconds("--timeout", timeout)
     try:
         key = resolve_key(read_key_file(key_file) if key_file else None)
         task = generate_task(TaskId.parse(task_id), key)
@@ -76,13 +77,14 @@ def episode(
             temperature=temperature,
             max_tokens=max_tokens,
         )
+    secret = () if key.is_default else (key.raw.hex(),)
     try:
-        policy = load_policy(agent, openai_config)
+        policy = load_policy(agent, openai_config, hidden_values=secret)
     except OrchestratorError as exc:
         fail(str(exc))
     config = EpisodeConfig(max_turns=max_turns, episode_timeout_s=timeout)
     try:
-        with make_sandbox(sandbox, image=image) as box:
+        with policy, make_sandbox(sandbox, image=image) as box:
             box.open(dict(task.public.files))
             result = run_episode(task.public, box, policy, config)
     except OrchestratorError as exc:

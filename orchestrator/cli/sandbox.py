@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from orchestrator.cli.common import app, fail
+from orchestrator.cli.common import app, check_seconds, fail
 from orchestrator.errors import OrchestratorError
 
 sandbox_app = typer.Typer(
@@ -34,13 +34,14 @@ def exec_command(
     ctx: typer.Context,
     sandbox: SandboxOption = "local",
     stage: Annotated[str | None, typer.Option("--stage", help="Stage this task's files.")] = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=0.1, help="Deadline (s).")] = 60.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Deadline (s).")] = 60.0,
     image: ImageOption = None,
 ) -> None:
     """Run one command in a fresh sandbox: causal-gym-run sandbox exec -- CMD..."""
     from causal_gym.errors import CausalGymError
     from orchestrator.sandbox import SandboxLimits, make_sandbox
 
+    check_seconds("--timeout", timeout)
     argv = list(ctx.args)
     if not argv:
         fail("give the command after --, e.g. causal-gym-run sandbox exec -- ls -la")
@@ -98,12 +99,19 @@ def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
 
 @sandbox_app.command("reap")
 def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None:
-    """Remove episode containers left behind by crashed or finished runs."""
-    from orchestrator.sandbox.docker_backend import reap_containers
-    from orchestrator.sandbox.docker_image import docker_client
+    """Remove what dead runs left: local sandboxes (workspaces, mounts, cgroups) whose
+    owner process is gone, and Docker containers (also those of --run-id)."""
+    from orchestrator.errors import SandboxUnavailableError
+    from orchestrator.sandbox.reaper import reap_local
 
+    report: dict[str, object] = {"local": reap_local()}
     try:
-        removed = reap_containers(docker_client(), run_id)
+        from orchestrator.sandbox.docker_backend import reap_containers
+        from orchestrator.sandbox.docker_image import docker_client
+
+        report["docker"] = reap_containers(docker_client(), run_id)
+    except SandboxUnavailableError as exc:
+        report["docker"] = f"skipped: {str(exc).split(':')[0]}"
     except OrchestratorError as exc:
         fail(str(exc), code=1)
-    typer.echo(json.dumps({"removed": removed}))
+    typer.echo(json.dumps(report))

@@ -23,14 +23,26 @@ KILL_GRACE_S = 2.0
 
 @dataclass(frozen=True)
 class SandboxLimits:
+    """Totals per sandbox (all its processes together) where the backend can enforce
+    them: memory, processes, CPUs, and disk across /workspace, /tmp and /dev/shm;
+    plus a per-process file size and a cap on captured output."""
+
     memory_mb: int = 2048
     pids: int = 256
     cpus: float = 1.0
     output_bytes: int = 64 * 1024
     file_mb: int = 512
+    disk_mb: int = 1024
 
     def __post_init__(self) -> None:
-        if self.memory_mb < 64 or self.pids < 8 or self.cpus <= 0 or self.output_bytes < 1:
+        if (
+            self.memory_mb < 64
+            or self.pids < 8
+            or not 0 < self.cpus <= 256
+            or self.output_bytes < 1
+            or self.file_mb < 1
+            or self.disk_mb < 16
+        ):
             raise ValueError(f"sandbox limits out of range: {self}")
 
 
@@ -42,6 +54,9 @@ class ExecResult:
     timed_out: bool
     truncated: bool
     duration_s: float
+    #: Sandbox totals the command ran into ("memory", "processes", "disk"), as far as
+    #: the backend can tell; the agent is told, so a killed process is not a mystery.
+    limits_hit: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -103,11 +118,13 @@ class Sandbox(ABC):
 
     @abstractmethod
     def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
-        """A regular file from /workspace (symlinks and escapes are refused)."""
+        """At most `max_bytes` of a regular file in /workspace; symlinks, FIFOs,
+        devices, directories and escapes are refused without blocking or loading."""
 
     @abstractmethod
     def write_file(self, path: str, data: bytes) -> None:
-        """Create or replace a file in /workspace."""
+        """Create or replace a regular file in /workspace without following anything
+        the agent put at that name (a symlink there is replaced, not written through)."""
 
     @abstractmethod
     def close(self) -> None:

@@ -1,27 +1,35 @@
 """`local` sandbox: bubblewrap, the embedded default.
 
-Each exec is a fresh `bwrap` in new pid, net, ipc, uts and cgroup namespaces (and a
-user namespace when not run as root) with a clean environment. The filesystem is
-the host's system directories and the analyst venv read-only, the host's
-site-packages hidden under empty tmpfs, a private /tmp, and /workspace as the only
-writable place. Limits come from prlimit
-(processes, address space, file size, CPU time) and taskset (CPU count). Run as
-root, bwrap mounts as root and setpriv then drops the command to the sandbox's own
-unprivileged uid (no capabilities, no new privileges), so the process limit binds
-per sandbox. At the deadline the host kills bwrap, whose pid namespace takes every
-process of the command with it.
+Each exec is a fresh `bwrap` in new pid, net, ipc, uts and cgroup namespaces with a
+clean environment: the host's system directories and the analyst venv read-only, the
+host's site-packages hidden under empty tmpfs, and /workspace, /tmp and /dev/shm as
+the only writable places. When the command ends (or its deadline passes) its pid
+namespace ends, and every process in it, however it detached, dies with it.
+
+As root (the way the orchestrator runs): bwrap mounts as root, `setpriv` drops the
+command to the sandbox's own unprivileged uid, and a nested unprivileged bwrap
+forbids new user namespaces. Totals come from the sandbox's cgroups (memory of all
+processes, processes, CPU quota, a CPU set the agent cannot widen) and one tmpfs of
+the disk size holds /workspace, /tmp and /dev/shm together. Per-process limits come
+from prlimit (address space, file size, CPU seconds, processes of the uid).
+
+Unprivileged, bwrap runs in a user namespace (with --disable-userns) and only the
+per-process limits, a taskset pin (which the agent can widen) and sized /tmp and
+/dev/shm remain: no memory, process or CPU totals and no workspace quota. That is
+logged once, in these words, when such a sandbox is made.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import math
 import os
 import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,6 +44,10 @@ from orchestrator.sandbox.base import (
     SandboxLimits,
     workspace_relpath,
 )
+from orchestrator.sandbox.cgroups import CgroupLimits, CgroupSet
+from orchestrator.sandbox.host_files import FileRefused, read_regular, write_atomic
+from orchestrator.sandbox.reaper import reap_local
+from orchestrator.sandbox.scratch import Scratch, new_sandbox_id
 from orchestrator.sandbox.toolchain import LocalToolchain, ensure_local_toolchain
 
 TOOLCHAIN_MOUNT = "/opt/analyst"
@@ -52,7 +64,19 @@ SANDBOX_ENV = {
     "MPLBACKEND": "Agg",
 }
 _SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32")
+#: What the shell tools need from /etc (awk and friends are /etc/alternatives links).
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/nsswitch.conf")
 _UID_BASE = 2_000_000
+#: Writes the launcher's pid into each cgroup.procs file, then becomes bubblewrap, so
+#: not one instruction of the sandbox runs outside its cgroups.
+_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+UNPRIVILEGED_NOTE = (
+    "local sandbox runs unprivileged: only per-process limits apply (address space, file "
+    "size, CPU seconds, processes of this user) plus sized /tmp and /dev/shm; there are "
+    "no memory, process or CPU totals, no workspace quota, and the agent can widen its "
+    "CPU pin. Run as root for cgroup totals and a disk quota."
+)
+log = logging.getLogger("orchestrator.sandbox")
 
 
 def bwrap_path() -> str:
@@ -64,6 +88,11 @@ def bwrap_path() -> str:
     return found
 
 
+@functools.cache
+def _warn_unprivileged() -> None:
+    log.warning(UNPRIVILEGED_NOTE)
+
+
 def _system_mounts() -> list[str]:
     args: list[str] = []
     for path in _SYSTEM_DIRS:
@@ -71,7 +100,8 @@ def _system_mounts() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    for path in ("/etc/ld.so.cache", "/etc/localtime"):
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for path in _ETC_FILES:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
     return args
@@ -87,31 +117,54 @@ class LocalSandbox(Sandbox):
         self._bwrap = bwrap_path()
         self.toolchain = toolchain or ensure_local_toolchain()
         self._root = os.geteuid() == 0
+        self._cgroups = self._root and CgroupSet.available()
         self.uid = _UID_BASE + secrets.randbelow(1_000_000) if self._root else os.geteuid()
-        self.workspace: Path | None = None
+        self.scratch: Scratch | None = None
+        self.cgroups: CgroupSet | None = None
+        if not self._root:
+            _warn_unprivileged()
+
+    @property
+    def workspace(self) -> Path | None:
+        return self.scratch.place("workspace") if self.scratch else None
 
     # --- lifecycle ----------------------------------------------------------------
     def open(self, files: Mapping[str, bytes]) -> None:
-        if self.workspace is not None:
+        if self.scratch is not None:
             raise SandboxError("sandbox already open")
-        self.workspace = Path(tempfile.mkdtemp(prefix="causal-gym-ws-"))
-        if self._root:
-            os.chown(self.workspace, self.uid, self.uid)
-        for name, data in files.items():
-            self.write_file(name, data)
+        reap_local()  # whatever runners killed earlier left behind
+        sandbox_id = new_sandbox_id()
+        self.scratch = Scratch.at(sandbox_id)
+        try:
+            self.scratch.create(self.limits.disk_mb, self.uid, mount=self._root)
+            if self._cgroups:
+                self.cgroups = CgroupSet(sandbox_id)
+                lim = self.limits
+                self.cgroups.create(CgroupLimits(lim.memory_mb << 20, lim.pids, lim.cpus))
+            for name, data in files.items():
+                self.write_file(name, data)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
-        if self.workspace is not None:
-            shutil.rmtree(self.workspace, ignore_errors=True)
-            self.workspace = None
+        """Kill every process of the sandbox, remove its cgroups, mount and files."""
+        try:
+            if self.cgroups is not None:
+                self.cgroups.remove()
+        finally:
+            self.cgroups = None
+            if self.scratch is not None:
+                scratch, self.scratch = self.scratch, None
+                scratch.destroy()
 
     # --- exec ---------------------------------------------------------------------
     def _bwrap_args(self) -> list[str]:
-        assert self.workspace is not None
+        assert self.scratch is not None
         tc = self.toolchain
         # As root, bwrap keeps the host's user namespace so that setpriv can drop the
         # command to the sandbox's own uid (and RLIMIT_NPROC then binds); otherwise
-        # an unprivileged user namespace.
+        # an unprivileged user namespace that may not create further ones.
         namespaces = (
             [
                 "--unshare-ipc",
@@ -121,7 +174,7 @@ class LocalSandbox(Sandbox):
                 "--unshare-cgroup-try",
             ]
             if self._root
-            else ["--unshare-all"]
+            else ["--unshare-all", "--disable-userns"]
         )
         args = [
             self._bwrap,
@@ -150,23 +203,21 @@ class LocalSandbox(Sandbox):
             str(tc.venv),
             TOOLCHAIN_MOUNT,
             "--bind",
-            str(self.workspace),
+            str(self.scratch.place("workspace")),
             WORKSPACE,
             "--proc",
             "/proc",
             "--dev",
             "/dev",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/dev/shm",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/tmp",
-            "--chdir",
-            WORKSPACE,
         ]
+        if self._root:  # one tmpfs (the disk quota) holds all three
+            args += ["--bind", str(self.scratch.place("shm")), "/dev/shm"]
+            args += ["--bind", str(self.scratch.place("tmp")), "/tmp"]
+        else:
+            size = str(max(1, self.limits.disk_mb // 4) << 20)
+            args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+            args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+        args += ["--chdir", WORKSPACE]
         for name, value in SANDBOX_ENV.items():
             args += ["--setenv", name, value]
         return args
@@ -188,40 +239,53 @@ class LocalSandbox(Sandbox):
     def _cpu_pin(self) -> list[str]:
         available = os.cpu_count() or 1
         cores = max(1, min(available, math.ceil(self.limits.cpus)))
-        return ["taskset", "--cpu-list", f"0-{cores - 1}"] if cores < available else []
+        if cores >= available:
+            return []
+        first = secrets.randbelow(available - cores + 1)  # spread sandboxes over cores
+        return ["taskset", "--cpu-list", f"{first}-{first + cores - 1}"]
 
     def command_line(self, argv: list[str], timeout_s: float) -> list[str]:
-        if self._root:
-            drop = [
-                "setpriv",
-                f"--reuid={self.uid}",
-                f"--regid={self.uid}",
-                "--clear-groups",
-                "--no-new-privs",
-                "--",
-            ]
+        if not self._root:
             return [
                 *self._cpu_pin(),
-                *self._bwrap_args(),
-                "--",
-                *drop,
                 *self._limits(timeout_s),
+                *self._bwrap_args(),
+                "--cap-drop",
+                "ALL",
+                "--",
                 *argv,
             ]
-        return [
-            *self._cpu_pin(),
-            *self._limits(timeout_s),
-            *self._bwrap_args(),
-            "--cap-drop",
-            "ALL",
+        drop = [
+            "setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.uid}",
+            "--clear-groups",
+            "--no-new-privs",
             "--",
-            *argv,
         ]
+        no_userns = [
+            self._bwrap,
+            "--unshare-user",
+            "--disable-userns",
+            "--dev-bind",
+            "/",
+            "/",
+            "--die-with-parent",
+            "--chdir",
+            WORKSPACE,
+            "--",
+        ]
+        inner = [*drop, *self._limits(timeout_s), *no_userns, *argv]
+        outer = [*self._bwrap_args(), "--", *inner]
+        if self.cgroups is None:
+            return [*self._cpu_pin(), *outer]
+        return ["/bin/sh", "-c", _JOIN_CGROUPS, "join", *self.cgroups.procs_files, "--", *outer]
 
     def exec(self, command: str | Sequence[str], timeout_s: float) -> ExecResult:
-        if self.workspace is None:
+        if self.scratch is None:
             raise SandboxError("exec on a sandbox that is not open")
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+        before = self.cgroups.events() if self.cgroups else {}
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -233,7 +297,7 @@ class LocalSandbox(Sandbox):
                 cwd="/",
                 start_new_session=True,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise SandboxUnavailableError(f"cannot start bubblewrap: {exc}") from exc
         out = CappedReader(proc.stdout, self.limits.output_bytes)  # type: ignore[arg-type]
         err = CappedReader(proc.stderr, self.limits.output_bytes)  # type: ignore[arg-type]
@@ -244,6 +308,8 @@ class LocalSandbox(Sandbox):
             timed_out = True
             _kill_group(proc)
             proc.wait(timeout=KILL_GRACE_S + 5)
+        if self.cgroups is not None:  # nothing of this exec may outlive it
+            self.cgroups.kill_all()
         out.join(KILL_GRACE_S)
         err.join(KILL_GRACE_S)
         return ExecResult(
@@ -253,41 +319,36 @@ class LocalSandbox(Sandbox):
             timed_out=timed_out,
             truncated=bool(out.dropped or err.dropped),
             duration_s=time.monotonic() - started,
+            limits_hit=self._limits_hit(before),
         )
 
+    def _limits_hit(self, before: dict[str, int]) -> tuple[str, ...]:
+        hit = []
+        if self.cgroups is not None:
+            after = self.cgroups.events()
+            hit += [name for name, count in after.items() if count > before.get(name, 0)]
+        if self._root and self.scratch is not None and self.scratch.free_bytes() < 1 << 20:
+            hit.append("disk")
+        return tuple(hit)
+
     # --- files --------------------------------------------------------------------
-    def _host_path(self, path: str) -> Path:
-        if self.workspace is None:
+    def _workspace_root(self) -> Path:
+        if self.scratch is None:
             raise SandboxError("file access on a sandbox that is not open")
-        rel = workspace_relpath(path)
-        host = self.workspace / rel
-        real = Path(os.path.realpath(host))
-        if real != host and not str(real).startswith(str(self.workspace.resolve()) + "/"):
-            raise SandboxPathError(f"{path!r} resolves outside {WORKSPACE}")
-        return host
+        return self.scratch.place("workspace")
 
     def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
-        host = self._host_path(path)
         try:
-            fd = os.open(host, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError as exc:
-            raise SandboxPathError(
-                f"cannot read {path!r} from {WORKSPACE}: {exc.strerror}"
-            ) from exc
-        with os.fdopen(fd, "rb") as handle:
-            if not os.path.stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # type: ignore[attr-defined]
-                raise SandboxPathError(f"{path!r} is not a regular file")
-            return handle.read(max_bytes)
+            return read_regular(self._workspace_root(), workspace_relpath(path), max_bytes)
+        except FileRefused as exc:
+            raise SandboxPathError(str(exc)) from exc
 
     def write_file(self, path: str, data: bytes) -> None:
-        host = self._host_path(path)
-        host.parent.mkdir(parents=True, exist_ok=True)
-        tmp = host.with_name(f".{host.name}.staging")
-        tmp.write_bytes(data)
-        os.chmod(tmp, 0o644)
-        if self._root:
-            os.chown(tmp, self.uid, self.uid)
-        os.replace(tmp, host)
+        owner = (self.uid, self.uid) if self._root else None
+        try:
+            write_atomic(self._workspace_root(), workspace_relpath(path), data, owner)
+        except FileRefused as exc:
+            raise SandboxPathError(str(exc)) from exc
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -1,29 +1,36 @@
 """`docker` sandbox: one labelled container per episode, no network, hard limits.
 
-Episode containers run the analyst image (docker_image.py) as an unprivileged user with
-`network_mode="none"`, memory/pids/CPU limits, all capabilities dropped and
-no-new-privileges. Every exec is wrapped in the image's own `timeout -k`, and a host
-watchdog kills the container if even that hangs. Containers carry labels naming the
-run, the owner process and a deadline; `reap_containers` removes any a crashed run
-left behind.
+Episode containers run the analyst image (docker_image.py) with `network_mode="none"`,
+a read-only root filesystem, memory, pids and CPU totals, a file size limit, all
+capabilities dropped and no-new-privileges. The only writable places are size-capped
+tmpfs mounts: /workspace, /tmp and /dev/shm share the disk limit (3/4, 1/8, 1/8).
+
+The container's own process (and tini, pid 1) run as root without capabilities; every
+command runs as the agent's uid under an in-container `timeout -k` and a supervisor
+that, before and after the command, kills every process of that uid: so nothing the
+agent starts outlives its exec, however it detached. A host watchdog kills the
+container if even that hangs. The host's file operations run inside the container as
+the agent's uid too (host_files.py, the same checks as the local backend), so the
+daemon's root never follows a symlink the agent planted. Containers carry labels
+naming the run, the owner process and a deadline; `reap_containers` removes any a
+crashed run left behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shlex
 import socket
-import tarfile
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
+import docker.types
 
 from orchestrator.errors import SandboxError, SandboxPathError
 from orchestrator.sandbox.base import (
@@ -34,6 +41,7 @@ from orchestrator.sandbox.base import (
     SandboxLimits,
     workspace_relpath,
 )
+from orchestrator.sandbox.docker_exec import run_in_container
 from orchestrator.sandbox.docker_image import (
     AGENT_UID,
     DEFAULT_IMAGE,
@@ -44,17 +52,22 @@ from orchestrator.sandbox.docker_image import (
 )
 
 WATCHDOG_S = 5.0
+FILE_OP_TIMEOUT_S = 60.0
 LABEL_RUN = "causal-gym.run"
 LABEL_OWNER = "causal-gym.owner"
 LABEL_DEADLINE = "causal-gym.deadline"
-#: Runs the command as its own process group and kills whatever is left of that group
-#: when the command ends or `timeout` signals, so background processes (a fork bomb's
-#: included) never outlive their exec. `kill` is a shell builtin: it works even when
-#: the pids limit is exhausted.
+AGENT = f"{AGENT_UID}:{AGENT_UID}"
+HOST_FILES = (Path(__file__).with_name("host_files.py")).read_text("utf-8")
+#: Runs the command in its own session and kills every process of the agent's uid but
+#: itself and its parent (the exec's `timeout`), before the command, after it, and
+#: when `timeout` signals. A loop of builtins (no fork), so it works even when the
+#: pids limit is exhausted; root's pid 1 and the container's own process refuse it.
 _SUPERVISOR = (
-    'setsid sh -c "$1" & p=$!; '
-    "trap 'kill -KILL -$p 2>/dev/null; exit 143' TERM INT; "
-    "wait $p; r=$?; kill -KILL -$p 2>/dev/null; exit $r"
+    "reap() { for d in /proc/[0-9]*; do q=${d#/proc/}; "
+    '[ "$q" = $$ ] || [ "$q" = $PPID ] || kill -KILL "$q" 2>/dev/null; done; }; '
+    'reap; setsid sh -c "$1" & p=$!; '
+    "trap 'reap; exit 143' TERM INT; "
+    "wait $p; r=$?; reap; exit $r"
 )
 
 
@@ -95,15 +108,10 @@ def reap_containers(
     return removed
 
 
-def _tar_of(files: Mapping[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(workspace_relpath(name))
-            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-            info.uid = info.gid = AGENT_UID
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+def _tmpfs_sizes(limits: SandboxLimits) -> tuple[int, int, int]:
+    """Bytes for /workspace, /tmp and /dev/shm: 3/4, 1/8 and 1/8 of the disk limit."""
+    total = limits.disk_mb << 20
+    return total - 2 * (total // 8), total // 8, total // 8
 
 
 class DockerSandbox(Sandbox):
@@ -136,6 +144,8 @@ class DockerSandbox(Sandbox):
             LABEL_OWNER: _owner(),
             LABEL_DEADLINE: f"{time.time() + self.lifetime_s:.0f}",
         }
+        workspace, tmp, shm = _tmpfs_sizes(lim)
+        file_bytes = lim.file_mb << 20
         try:
             self.container = self.client.containers.run(
                 image,
@@ -148,108 +158,93 @@ class DockerSandbox(Sandbox):
                 pids_limit=lim.pids,
                 nano_cpus=int(lim.cpus * 1e9),
                 labels=labels,
-                user=f"{AGENT_UID}:{AGENT_UID}",
+                user="0:0",  # only pid 1 and `sleep`; every exec runs as AGENT_UID
                 working_dir=WORKSPACE,
                 cap_drop=["ALL"],
                 security_opt=["no-new-privileges"],
                 init=True,
                 environment={},
+                read_only=True,
+                tmpfs={
+                    WORKSPACE: f"size={workspace},mode=0755,uid={AGENT_UID},gid={AGENT_UID},exec",
+                    "/tmp": f"size={tmp},mode=1777,exec",
+                },
+                shm_size=shm,
+                ulimits=[
+                    docker.types.Ulimit(name="fsize", soft=file_bytes, hard=file_bytes),
+                    docker.types.Ulimit(name="core", soft=0, hard=0),
+                    docker.types.Ulimit(name="nofile", soft=1024, hard=1024),
+                ],
             )
-            if files:
-                self.container.put_archive(WORKSPACE, _tar_of(files))
+            for name, data in files.items():
+                self.write_file(name, data)
         except DOCKER_ERRORS as exc:
             self.close()
             raise SandboxError(f"starting the episode container failed: {exc}") from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _run(self, argv: list[str], wait_s: float, cap: int, stdin: bytes | None = None) -> Any:
+        if self.container is None or self.client is None:
+            raise SandboxError("the sandbox is not open")
+        return run_in_container(
+            self.client,
+            self.container.id,
+            argv,
+            user=AGENT,
+            workdir=WORKSPACE,
+            wait_s=wait_s,
+            cap=cap,
+            stdin=stdin,
+        )
 
     def exec(self, command: str | Sequence[str], timeout_s: float) -> ExecResult:
-        if self.container is None or self.client is None:
-            raise SandboxError("exec on a sandbox that is not open")
         script = command if isinstance(command, str) else shlex.join(command)
-        wrapped = [
-            "timeout",
-            "-k",
-            f"{KILL_GRACE_S:g}",
-            f"{timeout_s:g}",
-            "sh",
-            "-c",
-            _SUPERVISOR,
-            "sh",
-            script,
-        ]
-        api = self.client.api
-        cap = self.limits.output_bytes
-        kept = {1: bytearray(), 2: bytearray()}
-        dropped = [0]
+        wrapped = ["timeout", "-k", f"{KILL_GRACE_S:g}", f"{timeout_s:g}"]
+        wrapped += ["sh", "-c", _SUPERVISOR, "sh", script]
         started = time.monotonic()
-        try:
-            exec_id = api.exec_create(
-                self.container.id, wrapped, workdir=WORKSPACE, user=f"{AGENT_UID}:{AGENT_UID}"
-            )["Id"]
-            stream = api.exec_start(exec_id, stream=True, demux=True)
-        except DOCKER_ERRORS as exc:
-            raise SandboxError(f"docker exec failed: {exc}") from exc
-
-        def drain() -> None:
-            try:
-                for out, err in stream:
-                    for fd, chunk in ((1, out), (2, err)):
-                        if chunk:
-                            room = max(cap - len(kept[fd]), 0)
-                            kept[fd] += chunk[:room]
-                            dropped[0] += max(len(chunk) - room, 0)
-            except DOCKER_ERRORS:
-                pass
-
-        reader = threading.Thread(target=drain, daemon=True)
-        reader.start()
-        reader.join(timeout_s + KILL_GRACE_S + WATCHDOG_S)
-        hung = reader.is_alive()
-        if hung:  # even the in-container timeout failed: take the container down
+        outcome = self._run(
+            wrapped, timeout_s + KILL_GRACE_S + WATCHDOG_S, self.limits.output_bytes
+        )
+        if outcome.hung:  # even the in-container timeout failed: take the container down
             self._kill()
         duration = time.monotonic() - started
-        exit_code = None
-        if not hung:
-            exit_code = api.exec_inspect(exec_id).get("ExitCode")
-        timed_out = hung or (exit_code in (124, 137, 143) and duration >= timeout_s - 0.5)
+        code = outcome.exit_code
+        timed_out = outcome.hung or (code in (124, 137, 143) and duration >= timeout_s - 0.5)
+        killed = code == 137 and not timed_out
         return ExecResult(
-            exit_code=None if timed_out else exit_code,
-            stdout=kept[1].decode("utf-8", "replace"),
-            stderr=kept[2].decode("utf-8", "replace"),
+            exit_code=None if timed_out else code,
+            stdout=outcome.stdout.decode("utf-8", "replace"),
+            stderr=outcome.stderr.decode("utf-8", "replace"),
             timed_out=timed_out,
-            truncated=dropped[0] > 0,
+            truncated=outcome.dropped > 0,
             duration_s=duration,
+            limits_hit=("memory",) if killed else (),
         )
 
     def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
-        if self.container is None:
-            raise SandboxError("file access on a sandbox that is not open")
         rel = workspace_relpath(path)
-        try:
-            bits, _stat = self.container.get_archive(f"{WORKSPACE}/{rel}")
-        except docker.errors.NotFound as exc:
-            raise SandboxPathError(f"cannot read {path!r} from {WORKSPACE}: not found") from exc
-        except DOCKER_ERRORS as exc:
-            raise SandboxError(f"reading {path!r} failed: {exc}") from exc
-        with tarfile.open(fileobj=io.BytesIO(b"".join(bits))) as tar:
-            member = tar.next()
-            if member is None or not member.isreg():
-                raise SandboxPathError(f"{path!r} is not a regular file")
-            handle = tar.extractfile(member)
-            return handle.read(max_bytes) if handle else b""
+        argv = ["python", "-c", HOST_FILES, "read", WORKSPACE, rel, str(max_bytes)]
+        outcome = self._run(argv, FILE_OP_TIMEOUT_S, max_bytes)
+        return self._file_result(outcome, rel, "read")
 
     def write_file(self, path: str, data: bytes) -> None:
-        if self.container is None:
-            raise SandboxError("file access on a sandbox that is not open")
         rel = workspace_relpath(path)
-        parent = os.path.dirname(rel)
-        if parent:
-            self.exec(["mkdir", "-p", parent], 30)
-        try:
-            self.container.put_archive(
-                f"{WORKSPACE}/{parent}".rstrip("/"), _tar_of({os.path.basename(rel): data})
-            )
-        except DOCKER_ERRORS as exc:
-            raise SandboxError(f"writing {path!r} failed: {exc}") from exc
+        argv = ["python", "-c", HOST_FILES, "write", WORKSPACE, rel]
+        self._file_result(self._run(argv, FILE_OP_TIMEOUT_S, 64 * 1024, stdin=data), rel, "write")
+
+    def _file_result(self, outcome: Any, rel: str, action: str) -> bytes:
+        if outcome.hung:
+            self._kill()
+            raise SandboxError(f"{action} of {rel!r} did not finish; the container was stopped")
+        if outcome.exit_code == 3:
+            raise SandboxPathError(outcome.stderr.decode("utf-8", "replace").strip())
+        if outcome.exit_code != 0:
+            detail = outcome.stderr.decode("utf-8", "replace").strip()[-500:]
+            raise SandboxError(f"{action} of {rel!r} failed (exit {outcome.exit_code}): {detail}")
+        data: bytes = outcome.stdout
+        return data
 
     def _kill(self) -> None:
         with contextlib.suppress(*DOCKER_ERRORS):
