@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import math
 import os
 import secrets
 import shutil
@@ -37,39 +36,19 @@ from pathlib import Path
 from orchestrator.errors import SandboxError, SandboxPathError, SandboxUnavailableError
 from orchestrator.sandbox.base import (
     KILL_GRACE_S,
-    WORKSPACE,
     CappedReader,
     ExecResult,
     Sandbox,
     SandboxLimits,
     workspace_relpath,
 )
+from orchestrator.sandbox.bwrap_command import UID_BASE, BwrapCommand
 from orchestrator.sandbox.cgroups import CgroupLimits, CgroupSet
 from orchestrator.sandbox.host_files import FileRefused, read_regular, write_atomic
 from orchestrator.sandbox.reaper import reap_local
 from orchestrator.sandbox.scratch import Scratch, new_sandbox_id
 from orchestrator.sandbox.toolchain import LocalToolchain, ensure_local_toolchain
 
-TOOLCHAIN_MOUNT = "/opt/analyst"
-SANDBOX_ENV = {
-    "PATH": f"{TOOLCHAIN_MOUNT}/bin:/usr/local/bin:/usr/bin:/bin",
-    "HOME": WORKSPACE,
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-    "TMPDIR": "/tmp",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "MPLBACKEND": "Agg",
-}
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32")
-#: What the shell tools need from /etc (awk and friends are /etc/alternatives links).
-_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/nsswitch.conf")
-_UID_BASE = 2_000_000
-#: Writes the launcher's pid into each cgroup.procs file, then becomes bubblewrap, so
-#: not one instruction of the sandbox runs outside its cgroups.
-_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 UNPRIVILEGED_NOTE = (
     "local sandbox runs unprivileged: only per-process limits apply (address space, file "
     "size, CPU seconds, processes of this user) plus sized /tmp and /dev/shm; there are "
@@ -93,20 +72,6 @@ def _warn_unprivileged() -> None:
     log.warning(UNPRIVILEGED_NOTE)
 
 
-def _system_mounts() -> list[str]:
-    args: list[str] = []
-    for path in _SYSTEM_DIRS:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-    args += ["--perms", "0755", "--dir", "/etc"]
-    for path in _ETC_FILES:
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
-    return args
-
-
 class LocalSandbox(Sandbox):
     kind = "local"
 
@@ -118,7 +83,7 @@ class LocalSandbox(Sandbox):
         self.toolchain = toolchain or ensure_local_toolchain()
         self._root = os.geteuid() == 0
         self._cgroups = self._root and CgroupSet.available()
-        self.uid = _UID_BASE + secrets.randbelow(1_000_000) if self._root else os.geteuid()
+        self.uid = UID_BASE + secrets.randbelow(1_000_000) if self._root else os.geteuid()
         self.scratch: Scratch | None = None
         self.cgroups: CgroupSet | None = None
         if not self._root:
@@ -159,127 +124,13 @@ class LocalSandbox(Sandbox):
                 scratch.destroy()
 
     # --- exec ---------------------------------------------------------------------
-    def _bwrap_args(self) -> list[str]:
-        assert self.scratch is not None
-        tc = self.toolchain
-        # As root, bwrap keeps the host's user namespace so that setpriv can drop the
-        # command to the sandbox's own uid (and RLIMIT_NPROC then binds); otherwise
-        # an unprivileged user namespace that may not create further ones.
-        namespaces = (
-            [
-                "--unshare-ipc",
-                "--unshare-pid",
-                "--unshare-net",
-                "--unshare-uts",
-                "--unshare-cgroup-try",
-            ]
-            if self._root
-            else ["--unshare-all", "--disable-userns"]
-        )
-        args = [
-            self._bwrap,
-            *namespaces,
-            "--die-with-parent",
-            "--new-session",
-            "--hostname",
-            "sandbox",
-            "--clearenv",
-        ]
-        args += _system_mounts()
-        if not str(tc.base_prefix).startswith("/usr/"):
-            # Parents are created traversable (a host /root is 0700) but stay empty.
-            for parent in reversed(tc.base_prefix.parents[:-1]):
-                args += ["--perms", "0755", "--dir", str(parent)]
-            args += ["--ro-bind", str(tc.base_prefix), str(tc.base_prefix)]
-        for hidden in tc.site_packages_to_hide:
-            if hidden.is_dir():
-                args += ["--tmpfs", str(hidden)]
-        args += [
-            "--perms",
-            "0755",
-            "--dir",
-            str(Path(TOOLCHAIN_MOUNT).parent),
-            "--ro-bind",
-            str(tc.venv),
-            TOOLCHAIN_MOUNT,
-            "--bind",
-            str(self.scratch.place("workspace")),
-            WORKSPACE,
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-        ]
-        if self._root:  # one tmpfs (the disk quota) holds all three
-            args += ["--bind", str(self.scratch.place("shm")), "/dev/shm"]
-            args += ["--bind", str(self.scratch.place("tmp")), "/tmp"]
-        else:
-            size = str(max(1, self.limits.disk_mb // 4) << 20)
-            args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-            args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-        args += ["--chdir", WORKSPACE]
-        for name, value in SANDBOX_ENV.items():
-            args += ["--setenv", name, value]
-        return args
-
-    def _limits(self, timeout_s: float) -> list[str]:
-        lim = self.limits
-        nproc = lim.pids if self._root else lim.pids + _processes_of(os.geteuid())
-        return [
-            "prlimit",
-            f"--nproc={nproc}",
-            f"--as={lim.memory_mb * 1024 * 1024}",
-            f"--fsize={lim.file_mb * 1024 * 1024}",
-            "--core=0",
-            "--nofile=1024",
-            f"--cpu={math.ceil(timeout_s * max(lim.cpus, 1.0)) + 5}",
-            "--",
-        ]
-
-    def _cpu_pin(self) -> list[str]:
-        available = os.cpu_count() or 1
-        cores = max(1, min(available, math.ceil(self.limits.cpus)))
-        if cores >= available:
-            return []
-        first = secrets.randbelow(available - cores + 1)  # spread sandboxes over cores
-        return ["taskset", "--cpu-list", f"{first}-{first + cores - 1}"]
-
     def command_line(self, argv: list[str], timeout_s: float) -> list[str]:
-        if not self._root:
-            return [
-                *self._cpu_pin(),
-                *self._limits(timeout_s),
-                *self._bwrap_args(),
-                "--cap-drop",
-                "ALL",
-                "--",
-                *argv,
-            ]
-        drop = [
-            "setpriv",
-            f"--reuid={self.uid}",
-            f"--regid={self.uid}",
-            "--clear-groups",
-            "--no-new-privs",
-            "--",
-        ]
-        no_userns = [
-            self._bwrap,
-            "--unshare-user",
-            "--disable-userns",
-            "--dev-bind",
-            "/",
-            "/",
-            "--die-with-parent",
-            "--chdir",
-            WORKSPACE,
-            "--",
-        ]
-        inner = [*drop, *self._limits(timeout_s), *no_userns, *argv]
-        outer = [*self._bwrap_args(), "--", *inner]
-        if self.cgroups is None:
-            return [*self._cpu_pin(), *outer]
-        return ["/bin/sh", "-c", _JOIN_CGROUPS, "join", *self.cgroups.procs_files, "--", *outer]
+        assert self.scratch is not None
+        procs = tuple(self.cgroups.procs_files) if self.cgroups else ()
+        command = BwrapCommand(
+            self._bwrap, self.toolchain, self.scratch, self.limits, self._root, self.uid, procs
+        )
+        return command.argv(argv, timeout_s)
 
     def exec(self, command: str | Sequence[str], timeout_s: float) -> ExecResult:
         if self.scratch is None:
@@ -354,15 +205,3 @@ class LocalSandbox(Sandbox):
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _processes_of(uid: int) -> int:
-    count = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if entry.stat().st_uid == uid:
-                    count += 1
-            except OSError:
-                continue
-    return count

@@ -58,17 +58,40 @@ LABEL_OWNER = "causal-gym.owner"
 LABEL_DEADLINE = "causal-gym.deadline"
 AGENT = f"{AGENT_UID}:{AGENT_UID}"
 HOST_FILES = (Path(__file__).with_name("host_files.py")).read_text("utf-8")
-#: Runs the command in its own session and kills every process of the agent's uid but
-#: itself and its parent (the exec's `timeout`), before the command, after it, and
-#: when `timeout` signals. A loop of builtins (no fork), so it works even when the
-#: pids limit is exhausted; root's pid 1 and the container's own process refuse it.
-_SUPERVISOR = (
-    "reap() { for d in /proc/[0-9]*; do q=${d#/proc/}; "
-    '[ "$q" = $$ ] || [ "$q" = $PPID ] || kill -KILL "$q" 2>/dev/null; done; }; '
-    'reap; setsid sh -c "$1" & p=$!; '
-    "trap 'reap; exit 143' TERM INT; "
-    "wait $p; r=$?; reap; exit $r"
-)
+#: Runs the command in its own session, then kills what is left: its process group at
+#: once, and then every process of the agent's uid but itself and its parent (the
+#: exec's `timeout`), found by walking /proc. Each pass stops them all first (a stopped
+#: process cannot fork, so a fork bomb cannot outrun the walk) and then kills them, until
+#: a pass finds none. It runs before the command, after it, and when `timeout` signals.
+#: Builtins only (no fork), so it works even with the pids limit exhausted; root's pid 1
+#: and the container's own process refuse the signals.
+_SUPERVISOR = """
+reap() {
+  [ -n "$p" ] && kill -KILL -"$p" 2>/dev/null
+  for pass in 1 2 3 4 5 6 7 8 9 10; do
+    found=
+    for d in /proc/[0-9]*; do
+      q=${d#/proc/}
+      [ "$q" = $$ ] || [ "$q" = $PPID ] || {
+        s=; { read -r s < "$d/stat"; } 2>/dev/null
+        case "$s" in *") Z "*|"") ;; *) kill -STOP "$q" 2>/dev/null && found=1 ;; esac
+      }
+    done
+    [ -n "$found" ] || return 0
+    for d in /proc/[0-9]*; do
+      q=${d#/proc/}
+      [ "$q" = $$ ] || [ "$q" = $PPID ] || kill -KILL "$q" 2>/dev/null
+    done
+  done
+}
+p=
+reap
+setsid sh -c "$1" & p=$!
+trap 'reap; exit 143' TERM INT
+wait $p; r=$?
+reap
+exit $r
+"""
 
 
 def _owner() -> str:
