@@ -2,7 +2,9 @@
 
 `PublicTask` carries nothing derived from the SCM except the staged bytes and the
 public labels printed in them; `HiddenTruth` carries the answer. Neither refers to
-the other, so passing a `PublicTask` to a sandbox cannot drag the truth along.
+the other. What crosses to a worker is neither: it is `PublicTask.to_wire(handle)`,
+the public wire format (causal_gym/wire.py) with an opaque handle in place of the id.
+`HiddenTruth` and `Task` are sealed (no pickling, redacted repr): they stay on the head.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from causal_gym.scoring.schemas import submission_json_schema
+from causal_gym.sealed import Sealed
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task_id import Family
-
-STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
+from causal_gym.wire import STAGED_FILES, TaskWire
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,19 @@ class PublicTask:
     def sha256(self, filename: str) -> str:
         return hashlib.sha256(self.files[filename]).hexdigest()
 
+    def to_wire(self, handle: str) -> TaskWire:
+        """What a worker gets: the staged files, prompt, schema and family, under an
+        opaque handle instead of the task id."""
+        return TaskWire(
+            handle=handle,
+            family=self.family,
+            files=dict(self.files),
+            prompt=self.prompt,
+            columns=self.columns,
+            submission_schema=submission_json_schema(self.family),
+            n_rows=self.n_rows,
+        )
+
     def metadata(self) -> dict[str, Any]:
         """The public record printed by `causal-gym materialize` and stored in manifests."""
         return {
@@ -52,8 +68,8 @@ class PublicTask:
         }
 
 
-@dataclass(frozen=True)
-class HiddenTruth:
+@dataclass(frozen=True, repr=False)
+class HiddenTruth(Sealed):
     task_id: str
     family: Family
     tier: Tier
@@ -95,7 +111,7 @@ class HiddenTruth:
         }
 
 
-@dataclass(frozen=True)
-class Task:
+@dataclass(frozen=True, repr=False)
+class Task(Sealed):
     public: PublicTask
     hidden: HiddenTruth

@@ -59,7 +59,12 @@ def openai_policy(server: ScriptedOpenAIServer, **overrides: Any):
 def episode(policy, config: EpisodeConfig | None = None, task=TASK, kind: str = "local"):
     with make_sandbox(kind) as box:
         box.open(dict(task.public.files))
-        return run_episode(task.public, box, policy, config or EpisodeConfig(max_turns=8))
+        return run_episode(
+            task.public.to_wire("test-handle-0001"),
+            box,
+            policy,
+            config or EpisodeConfig(max_turns=8),
+        )
 
 
 def explore_invalid_valid(messages: list[dict[str, Any]]) -> Reply:

@@ -30,7 +30,7 @@ from causal_gym.audit.report import (
 from causal_gym.errors import GenerationError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
+from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass
 from causal_gym.task import Task
@@ -51,10 +51,6 @@ class TaskAudit:
     prior: ScoreRecord | None
 
 
-def _reward(record: ScoreRecord | None) -> float:
-    return NO_SUBMISSION_REWARD if record is None else record.reward
-
-
 def audit_task(task: Task) -> TaskAudit:
     view = staged_view(task.public)
     honest_record = score_answer(task, honest(view))
@@ -71,7 +67,7 @@ def audit_task(task: Task) -> TaskAudit:
         honest=honest_record,
         sweep=sweep,  # type: ignore[arg-type]
         probes={
-            name: _reward(score_answer(task, probe(view))) for name, probe in HACK_PROBES.items()
+            name: episode_score(task, probe(view)).reward for name, probe in HACK_PROBES.items()
         },
         narrow=score_answer(task, narrow_null(view)) if null else None,
         prior=score_answer(task, prior_only(view))

@@ -1,7 +1,9 @@
 """Identification certificate: the promises the README makes, checked on the SCM.
 
 A candidate that fails any check is rejected and redrawn; the reasons are kept so a
-generator change that starts rejecting everything is easy to diagnose.
+generator change that starts rejecting everything is easy to diagnose. They name the
+check, never a value of the hidden SCM (no effect size, no effect class): a reason can
+end up in an error message, and messages leave the head.
 """
 
 from __future__ import annotations
@@ -47,10 +49,10 @@ def certify(
     if not (np.all(propensity >= low) and np.all(propensity <= high)):
         reasons.append("propensity outside the positivity band")
     if clipped > MAX_CLIPPED_SHARE:
-        reasons.append(f"{clipped:.1%} of propensities clipped to the band edge")
+        reasons.append(f"more than {MAX_CLIPPED_SHARE:.0%} of propensities clipped")
     treated_share = float(np.mean(treatment))
     if not MIN_ARM_SHARE <= treated_share <= 1 - MIN_ARM_SHARE:
-        reasons.append(f"treated share {treated_share:.3f} leaves an arm too thin")
+        reasons.append(f"an arm holds less than {MIN_ARM_SHARE:.0%} of the sample")
 
     ate = scm.total_effect()
     if not np.isfinite(ate):
@@ -58,9 +60,9 @@ def certify(
     has_path = nx.has_path(graph, TREATMENT_ID, OUTCOME_ID)
     if effect is EffectClass.STRUCTURAL_NULL:
         if has_path or ate != 0.0:
-            reasons.append("structural null has a directed path from treatment to outcome")
+            reasons.append("the effect is not the planned one")
     else:
         lo, hi = EFFECT_MAGNITUDE[effect]
         if not has_path or not lo <= abs(ate) <= hi:
-            reasons.append(f"|ATE|={abs(ate):.4f} outside [{lo}, {hi}] for class {effect}")
+            reasons.append("the effect is not the planned one")
     return Certificate(ate=float(ate), reasons=tuple(reasons))

@@ -1,12 +1,15 @@
-"""Validate-then-score for a whole task: the one path every entry point uses (CLI,
-audit, verifiers taskset, episode runner), so "the reward" means the same thing."""
+"""Validate-then-score for a whole task: the one path every entry point uses (the
+episode CLI, the Ray runner, the audit, the verifiers taskset, trainer streams), so
+"the reward" of an episode means the same thing everywhere."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from causal_gym.scoring.reward import ScoreRecord, score_submission
 from causal_gym.scoring.validate import Accepted, validate_submission
+from causal_gym.sealed import Sealed
 from causal_gym.task import Task
 
 #: The total recorded for an episode that ended without a valid submission.
@@ -21,3 +24,40 @@ def score_answer(task: Task, raw: str | bytes | dict[str, Any] | None) -> ScoreR
     if not isinstance(checked, Accepted):
         return None
     return score_submission(task.hidden, checked.submission)
+
+
+@dataclass(frozen=True, repr=False)
+class EpisodeScore(Sealed):
+    """An episode's score: the scored total, or NO_SUBMISSION_REWARD without a valid
+    submission. Sealed like the record it wraps."""
+
+    record: ScoreRecord | None
+
+    @property
+    def submitted(self) -> bool:
+        return self.record is not None
+
+    @property
+    def reward(self) -> float:
+        return NO_SUBMISSION_REWARD if self.record is None else self.record.reward
+
+    @property
+    def clipped_reward(self) -> float:
+        return NO_SUBMISSION_REWARD if self.record is None else self.record.clipped_reward
+
+    def fields(self) -> dict[str, Any]:
+        """Flat score fields for a record or metrics: `submitted`, `reward`,
+        `clipped_reward` always, the score components when there was a submission."""
+        base: dict[str, Any] = {
+            "submitted": self.submitted,
+            "reward": self.reward,
+            "clipped_reward": self.clipped_reward,
+        }
+        if self.record is None:
+            return base
+        components = {k: v for k, v in self.record.as_dict().items() if k != "family"}
+        return {**components, **base}
+
+
+def episode_score(task: Task, raw: str | bytes | dict[str, Any] | None) -> EpisodeScore:
+    return EpisodeScore(score_answer(task, raw))

@@ -9,12 +9,13 @@ does not. Dividing by the observable scale s makes rewards comparable across tas
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 import networkx as nx
 
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.scoring.schemas import AdjustmentSubmission, AteSubmission, NullDetectSubmission
+from causal_gym.sealed import Sealed
 from causal_gym.spec.plan import EFFECT_PRIOR
 from causal_gym.task import HiddenTruth
 from causal_gym.task_id import Family
@@ -39,9 +40,10 @@ class EstimandScore:
     width_ratio: float
 
 
-@dataclass(frozen=True)
-class ScoreRecord:
-    """What a scored episode reports; `reward` is the total that training optimizes."""
+@dataclass(frozen=True, repr=False)
+class ScoreRecord(Sealed):
+    """What a scored episode reports; `reward` is the total that training optimizes.
+    Sealed: with the submission, its error and coverage give the truth away."""
 
     family: str
     reward: float
@@ -57,7 +59,7 @@ class ScoreRecord:
     brier_skill: float | None = None
 
     def as_dict(self) -> dict[str, object]:
-        record = asdict(self)
+        record = {f.name: getattr(self, f.name) for f in fields(self)}
         return {k: v for k, v in record.items() if v is not None}
 
 

@@ -16,8 +16,7 @@ from pydantic import field_validator
 from causal_gym.errors import CausalGymError, KeyFormatError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
-from causal_gym.scoring.reward import ScoreRecord
+from causal_gym.scoring.answer import EpisodeScore, episode_score
 from causal_gym.task import STAGED_FILES, Task
 from causal_gym.vf.keys import check_env_key_name, refuse_unsafe_runtime, resolve_run_key
 from causal_gym.vf.tools import CausalGymState, SubmitToolset
@@ -109,25 +108,19 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
         trace.info["invalid_attempts"] = trace.state.invalid_attempts
         trace.info["status"] = "submitted" if trace.state.submitted else "no_submission"
 
-    def _score(self, trace: vf.Trace) -> ScoreRecord | None:
-        return score_answer(self._task(), trace.info.get("submission"))
+    def _score(self, trace: vf.Trace) -> EpisodeScore:
+        return episode_score(self._task(), trace.info.get("submission"))
 
     @vf.reward(weight=1.0)
     async def reward(self, trace: vf.Trace) -> float:
-        record = self._score(trace)
-        return NO_SUBMISSION_REWARD if record is None else record.reward
+        return self._score(trace).reward
 
     @vf.metric
     async def causal_gym(self, trace: vf.Trace) -> Mapping[str, float]:
-        record = self._score(trace)
-        metrics = {
-            "submitted": float(record is not None),
-            "invalid_attempts": float(trace.info.get("invalid_attempts", 0)),
-        }
-        if record is None:
-            return {**metrics, "clipped_reward": NO_SUBMISSION_REWARD}
-        values: Mapping[str, object] = record.as_dict()
+        values = self._score(trace).fields()
+        metrics = {"invalid_attempts": float(trace.info.get("invalid_attempts", 0))}
         for name in (
+            "submitted",
             "clipped_reward",
             "estimand_reward",
             "covered",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from causal_gym.scoring.validate import Accepted
-from causal_gym.task import PublicTask
+from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.tools import ToolOutcome, run_sandbox_tool, run_submit, tool_specs
 from orchestrator.agents.types import (
@@ -40,8 +40,8 @@ NUDGE = (
 Clock = Callable[[], float]
 
 
-def initial_messages(task: PublicTask) -> list[dict[str, Any]]:
-    readme = task.files["README.md"].decode("utf-8")
+def initial_messages(task: TaskWire) -> list[dict[str, Any]]:
+    readme = task.readme
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": f"{task.prompt}\n\nHere is README.md:\n\n{readme}"},
@@ -79,7 +79,7 @@ def _assistant_message(turn: AgentTurn) -> dict[str, Any]:
 class _Episode:
     """Mutable bookkeeping of one run; `result()` freezes it into an EpisodeResult."""
 
-    def __init__(self, task: PublicTask, policy: Policy, config: EpisodeConfig, clock: Clock):
+    def __init__(self, task: TaskWire, policy: Policy, config: EpisodeConfig, clock: Clock):
         self.task, self.policy, self.config, self.clock = task, policy, config, clock
         self.started = clock()
         self.deadline = self.started + config.episode_timeout_s
@@ -91,6 +91,7 @@ class _Episode:
         self.usage = Usage()
         self.model_s = self.tool_s = 0.0
         self.notes: str | None = None
+        self.transient = False
 
     def remaining(self) -> float:
         return self.deadline - self.clock()
@@ -107,7 +108,7 @@ class _Episode:
 
     def result(self) -> EpisodeResult:
         return EpisodeResult(
-            task_id=self.task.task_id,
+            handle=self.task.handle,
             agent=self.policy.name,
             status=self.status,
             submission=self.submission,
@@ -119,13 +120,14 @@ class _Episode:
             model_s=self.model_s,
             tool_s=self.tool_s,
             message=self.message,
+            transient=self.transient,
             agent_notes=self.notes,
             transcript=self.messages,
         )
 
 
 def run_episode(
-    task: PublicTask,
+    task: TaskWire,
     sandbox: Sandbox,
     policy: Policy,
     config: EpisodeConfig | None = None,
@@ -177,7 +179,8 @@ def _next_turn(ep: _Episode) -> AgentTurn | None:
         turn = ep.policy.next_turn(copy.deepcopy(ep.messages), ep.remaining())
     except ModelError as exc:
         ep.retries += exc.retries
-        ep.end(EpisodeStatus.MODEL_ERROR, str(exc))
+        ep.transient = exc.transient
+        ep.end(EpisodeStatus.MODEL_ERROR, clean_text(str(exc)))
         return None
     except TimeoutError as exc:
         ep.end(EpisodeStatus.TIMEOUT, f"episode deadline reached during the model call: {exc}")

@@ -5,12 +5,18 @@ from __future__ import annotations
 from orchestrator.agents.openai_policy import OpenAIPolicy, OpenAIPolicyConfig
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.process_policy import PolicyProcessError, ProcessPolicy
-from orchestrator.agents.scripted import EscapePolicy, ProbePolicy, ReferencePolicy
+from orchestrator.agents.scripted import (
+    EscapePolicy,
+    ProbePolicy,
+    ReferencePolicy,
+    SimulatedPolicy,
+)
 from orchestrator.errors import OrchestratorError
 
 PROBE_AGENTS = ("diff-in-means", "post-treatment", "constant", "narrow")
 BUILTIN_AGENTS = ("openai", "reference", *PROBE_AGENTS, "escape")
 USER_AGENT_FORMAT = "python:PATH_OR_MODULE:ClassName"
+SIMULATED_FORMAT = "simulated:TURN_SECONDS:TURNS"
 
 
 class AgentSpecError(OrchestratorError, ValueError):
@@ -35,6 +41,8 @@ def load_policy(
         return ProbePolicy(spec)
     if spec == "escape":
         return EscapePolicy()
+    if spec.startswith("simulated:"):
+        return _simulated(spec)
     if spec.startswith("python:"):
         if spec.count(":") != 2 or not all(spec.split(":")):
             raise AgentSpecError(f"user agents are given as {USER_AGENT_FORMAT}, got {spec!r}")
@@ -44,5 +52,18 @@ def load_policy(
             raise AgentSpecError(str(exc)) from exc
     raise AgentSpecError(
         f"unknown agent {spec!r}: accepted agents are "
-        f"{', '.join(BUILTIN_AGENTS)} or {USER_AGENT_FORMAT}"
+        f"{', '.join(BUILTIN_AGENTS)}, {SIMULATED_FORMAT} or {USER_AGENT_FORMAT}"
     )
+
+
+def _simulated(spec: str) -> SimulatedPolicy:
+    try:
+        _, seconds, turns = spec.split(":")
+        turn_s, count = float(seconds), int(turns)
+    except ValueError:
+        raise AgentSpecError(
+            f"simulated agents are given as {SIMULATED_FORMAT}, got {spec!r}"
+        ) from None
+    if not (0 <= turn_s <= 3600 and 1 <= count <= 1000):
+        raise AgentSpecError(f"{spec!r}: turn seconds in [0, 3600] and turns in [1, 1000]")
+    return SimulatedPolicy(turn_s, count)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
-from causal_gym.task import PublicTask
+from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
 
@@ -59,7 +59,7 @@ class OpenAIPolicy(Policy):
         self.client = openai.OpenAI(base_url=config.base_url, api_key=api_key, max_retries=0)
         self.tools: list[dict[str, Any]] = []
 
-    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
         self.tools = tools
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
@@ -101,6 +101,7 @@ class OpenAIPolicy(Policy):
                     f"model server failed after {attempt} retries: "
                     f"{type(failure).__name__}: {_short(failure)}",
                     attempt,
+                    transient=True,
                 )
             attempt += 1
             time.sleep(

@@ -5,17 +5,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
-from causal_gym.task import PublicTask
+from causal_gym.wire import TaskWire
 from orchestrator.agents.types import AgentTurn
 from orchestrator.errors import OrchestratorError
 
 
 class ModelError(OrchestratorError):
-    """Raised by a policy when its model server failed after the retry budget."""
+    """Raised by a policy when its model server failed: `transient` when it kept
+    failing in ways that may pass (5xx, 429, network) until the retry budget ran out,
+    not when it refused the request itself (a retry would be refused again)."""
 
-    def __init__(self, message: str, retries: int = 0) -> None:
+    def __init__(self, message: str, retries: int = 0, transient: bool = False) -> None:
         super().__init__(message)
         self.retries = retries
+        self.transient = transient
 
 
 class Policy(ABC):
@@ -28,7 +31,7 @@ class Policy(ABC):
 
     name: str = "policy"
 
-    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:  # noqa: B027
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:  # noqa: B027
         """Called once before the first turn (optional)."""
 
     @abstractmethod

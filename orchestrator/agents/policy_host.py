@@ -16,7 +16,6 @@ and reads back turns. One JSON object per line each way:
 
 from __future__ import annotations
 
-import base64
 import importlib
 import inspect
 import json
@@ -24,6 +23,7 @@ import sys
 import types
 from typing import Any
 
+from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.types import AgentTurn
 
@@ -62,13 +62,6 @@ def load_class(spec: str, source: str | None) -> type[Policy]:
     return cls
 
 
-def _public_task(fields: dict[str, Any]) -> Any:
-    """The public task as the user's policy sees it: the same attributes as the
-    runner's PublicTask (staged files as bytes), and nothing else."""
-    files = {name: base64.b64decode(data) for name, data in fields["files"].items()}
-    return types.SimpleNamespace(**{**fields, "files": files})
-
-
 def _turn_json(turn: AgentTurn) -> dict[str, Any]:
     return {
         "text": turn.text,
@@ -95,7 +88,7 @@ def serve(stdin: Any, stdout: Any) -> None:
                 policy.name = request["spec"]
                 reply({"ok": True})
             elif op == "begin" and policy is not None:
-                policy.begin(_public_task(request["task"]), request["tools"])
+                policy.begin(TaskWire.model_validate(request["task"]), request["tools"])
                 reply({"ok": True})
             elif op == "next_turn" and policy is not None:
                 turn = policy.next_turn(request["messages"], float(request["deadline_s"]))
@@ -105,7 +98,15 @@ def serve(stdin: Any, stdout: Any) -> None:
         except SpecError as exc:
             reply({"ok": False, "kind": "spec", "error": str(exc)})
         except ModelError as exc:
-            reply({"ok": False, "kind": "model", "error": str(exc), "retries": exc.retries})
+            reply(
+                {
+                    "ok": False,
+                    "kind": "model",
+                    "error": str(exc),
+                    "retries": exc.retries,
+                    "transient": exc.transient,
+                }
+            )
         except TimeoutError as exc:
             reply({"ok": False, "kind": "timeout", "error": str(exc)})
         except Exception as exc:

@@ -15,7 +15,6 @@ user's class running in that process could read both (the environment, or
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import secrets
@@ -28,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
 from orchestrator.errors import OrchestratorError
@@ -74,19 +74,6 @@ def _launcher() -> list[str]:
     uid = _UID_BASE + secrets.randbelow(1_000_000)
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     return [*args, "--", *drop, "--"]
-
-
-def _public_fields(task: Any) -> dict[str, Any]:
-    return {
-        "task_id": task.task_id,
-        "family": str(task.family),
-        "tier": str(task.tier),
-        "n_rows": task.n_rows,
-        "files": {name: base64.b64encode(data).decode() for name, data in task.files.items()},
-        "prompt": task.prompt,
-        "pre_treatment_columns": list(task.pre_treatment_columns),
-        "columns": list(task.columns),
-    }
 
 
 class ProcessPolicy(Policy):
@@ -159,10 +146,9 @@ class ProcessPolicy(Policy):
         return "still running" if code is None else f"exit code {code}"
 
     # --- Policy ---------------------------------------------------------------------
-    def begin(self, task: Any, tools: list[dict[str, Any]]) -> None:
-        self._raise_for(
-            self._ask({"op": "begin", "task": _public_fields(task), "tools": tools}, LOAD_TIMEOUT_S)
-        )
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
+        request = {"op": "begin", "task": task.model_dump(mode="json"), "tools": tools}
+        self._raise_for(self._ask(request, LOAD_TIMEOUT_S))
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         reply = self._ask(
@@ -186,7 +172,7 @@ class ProcessPolicy(Policy):
         error = str(reply.get("error", "the policy failed"))
         kind = reply.get("kind")
         if kind == "model":
-            raise ModelError(error, int(reply.get("retries") or 0))
+            raise ModelError(error, int(reply.get("retries") or 0), bool(reply.get("transient")))
         if kind == "timeout":
             raise TimeoutError(error)
         raise RuntimeError(error)

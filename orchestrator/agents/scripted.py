@@ -7,12 +7,13 @@ audit's claims (honest beats every probe) can be checked end to end, offline.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-from importlib import resources
+import time
 from pathlib import Path
 from typing import Any
 
-from causal_gym.task import PublicTask
+from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
 
@@ -20,7 +21,12 @@ ESCAPE_SCRIPT = Path(__file__).with_name("escape_script.py")
 
 
 def _reference_source(name: str) -> str:
-    return resources.files("causal_gym.reference").joinpath(name).read_text("utf-8")
+    """The self-contained analyst files, read from disk without importing the package
+    (its __init__ loads pandas; the worker side needs only the text)."""
+    spec = importlib.util.find_spec("causal_gym.reference")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("causal_gym.reference is not installed")
+    return (Path(spec.origin).parent / name).read_text("utf-8")
 
 
 def _write_file_code(filename: str, source: str) -> str:
@@ -91,7 +97,7 @@ class EscapePolicy(Policy):
     def __init__(self, targets: tuple[tuple[str, int], ...] = ()) -> None:
         self.targets = targets
 
-    def begin(self, task: PublicTask, tools: list[dict[str, Any]]) -> None:
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
         self.family = task.family.value
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
@@ -109,3 +115,29 @@ class EscapePolicy(Policy):
             call = _call(1, "submit_answer", answer).tool_calls
             return AgentTurn(text="escape findings: " + json.dumps(findings), tool_calls=call)
         return AgentTurn(text="escape findings: " + json.dumps(findings))
+
+
+class SimulatedPolicy(Policy):
+    """Stands in for a model-bound agent at scale: each turn waits `turn_s` (the
+    model's latency) and answers in text; the last turn submits a fixed answer. It
+    never runs a command, so it measures the runner, not the sandbox."""
+
+    def __init__(self, turn_s: float, turns: int) -> None:
+        self.name = f"simulated:{turn_s:g}:{turns}"
+        self.turn_s, self.turns = turn_s, turns
+        self.family = "ate"
+
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
+        self.family = task.family.value
+
+    def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
+        step = sum(1 for m in messages if m.get("role") == "assistant")
+        time.sleep(max(0.0, min(self.turn_s, deadline_s)))
+        if step + 1 < self.turns:
+            return AgentTurn(text=f"thinking ({step + 1} of {self.turns})")
+        answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+        if self.family == "adjustment":
+            answer["adjustment_set"] = []
+        if self.family == "null_detect":
+            answer["effect_probability"] = 13 / 20
+        return _call(step, "submit_answer", answer)

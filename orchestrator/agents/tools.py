@@ -10,9 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.scoring.validate import Accepted, Validation, validate_submission
-from causal_gym.task import PublicTask
+from causal_gym.wire import TaskWire
 from orchestrator.sandbox.base import ExecResult, Sandbox
 
 TOOL_NAMES = ("bash", "python", "submit_answer")
@@ -23,8 +22,8 @@ INLINE_ARGUMENT_BYTES = 64 * 1024
 STAGED_SCRIPT = {"bash": ".causal-gym-tool.sh", "python": ".causal-gym-tool.py"}
 
 
-def tool_specs(task: PublicTask) -> list[dict[str, Any]]:
-    schema = submission_json_schema(task.family)
+def tool_specs(task: TaskWire) -> list[dict[str, Any]]:
+    schema = dict(task.submission_schema)
     schema.pop("title", None)
     return [
         {
@@ -156,7 +155,7 @@ def run_sandbox_tool(
     return ToolOutcome(format_exec(result, limit), exec_result=result)
 
 
-def run_submit(raw: str, task: PublicTask) -> ToolOutcome:
+def run_submit(raw: str, task: TaskWire) -> ToolOutcome:
     checked = validate_submission(task.family, raw or "", task.columns)
     if isinstance(checked, Accepted):
         return ToolOutcome(

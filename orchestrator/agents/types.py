@@ -41,9 +41,12 @@ class Usage(BaseModel):
 
 
 class EpisodeResult(BaseModel):
+    """What a worker returns: how the episode went, never how it scored (the score
+    needs the truth, which only the head holds). `handle` is the task's opaque handle."""
+
     model_config = ConfigDict(extra="forbid")
 
-    task_id: str
+    handle: str
     agent: str
     status: EpisodeStatus
     submission: dict[str, Any] | None = None
@@ -55,6 +58,11 @@ class EpisodeResult(BaseModel):
     model_s: float = 0.0
     tool_s: float = 0.0
     message: str | None = None
+    #: For a model_error: the server kept failing in ways that may pass (a retry of
+    #: the episode may succeed), rather than refusing the request.
+    transient: bool = False
+    #: Time from the episode's start until its sandbox was ready (0 if never needed).
+    sandbox_start_s: float = 0.0
     agent_notes: str | None = None
     transcript: list[dict[str, Any]] = Field(default_factory=list)
 

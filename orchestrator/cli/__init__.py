@@ -1,10 +1,22 @@
 """`causal-gym-run`: importing the command modules registers them on `app`."""
 
-from orchestrator.cli import episode, sandbox  # noqa: F401  (registration)
+import sys
+
+from orchestrator.cli import episode, run, sandbox  # noqa: F401  (registration)
 from orchestrator.cli.common import app
+
+#: Subcommands that never start Ray (a bare invocation runs a split on Ray).
+_WITHOUT_RAY = ("episode", "sandbox", "--help", "-h")
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if args and args[0] not in _WITHOUT_RAY:
+        # A run hands work to Ray, which copies this process's environment to every
+        # worker: the key leaves it first (a 0600 file, then a re-exec without it).
+        from orchestrator.run.head_key import take_key_from_environment
+
+        take_key_from_environment()
     app(prog_name="causal-gym-run")
 
 

@@ -17,8 +17,8 @@ app = typer.Typer(
 EXIT_BAD_INPUT = 2
 #: Written out (not imported from the loader) so `--help` loads no agent code.
 AGENT_HELP = (
-    "openai, reference, diff-in-means, post-treatment, constant, narrow, escape "
-    "or python:PATH_OR_MODULE:ClassName."
+    "openai, reference, diff-in-means, post-treatment, constant, narrow, escape, "
+    "simulated:TURN_SECONDS:TURNS or python:PATH_OR_MODULE:ClassName."
 )
 
 

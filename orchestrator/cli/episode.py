@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,15 +18,16 @@ if TYPE_CHECKING:
 
 
 def scored_record(task: Task, result: EpisodeResult) -> dict[str, Any]:
-    """The episode's public record plus its score (the scorer runs only here, on the host)."""
-    from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, score_answer
+    """The episode's record plus its score (scored here, in the process that holds the
+    truth; the agent only ever saw the wire format under an opaque handle)."""
+    from causal_gym.scoring.answer import episode_score
 
-    record: dict[str, Any] = result.model_dump(mode="json", exclude={"transcript"})
-    record["reward"] = record["clipped_reward"] = NO_SUBMISSION_REWARD
-    scored = score_answer(task, result.submission)
-    if scored is not None:
-        record.update(scored.as_dict())
-    return record
+    record: dict[str, Any] = result.model_dump(mode="json", exclude={"transcript", "handle"})
+    return {
+        "task_id": task.public.task_id,
+        **record,
+        **episode_score(task, result.submission).fields(),
+    }
 
 
 @app.command()
@@ -86,7 +88,9 @@ def episode(
     try:
         with policy, make_sandbox(sandbox, image=image) as box:
             box.open(dict(task.public.files))
-            result = run_episode(task.public, box, policy, config)
+            result = run_episode(
+                task.public.to_wire(secrets.token_urlsafe(12)), box, policy, config
+            )
     except OrchestratorError as exc:
         fail(f"sandbox: {exc}", code=1)
     record = scored_record(task, result)

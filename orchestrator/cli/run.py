@@ -1,0 +1,125 @@
+"""`causal-gym-run [--config FILE] [--split ...] [-n N] ...`: a whole run on Ray.
+
+The app's root callback: with no subcommand, the options describe a run. A config file
+gives the defaults; every flag given on the command line overrides it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from orchestrator.cli.common import AGENT_HELP, app, check_seconds, fail
+
+Opt = typer.Option
+
+
+@app.callback(invoke_without_command=True)
+def run(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None, Opt("--config", help="A TOML run config (configs/*.toml).")
+    ] = None,
+    split: Annotated[str | None, Opt("--split", help="eval-v1 or train.")] = None,
+    n: Annotated[
+        int | None, Opt("-n", help="Number of tasks (eval-v1: all 500 by default).")
+    ] = None,
+    start: Annotated[int | None, Opt("--start", help="First position in the split.")] = None,
+    agent: Annotated[str | None, Opt("--agent", help=AGENT_HELP)] = None,
+    sandbox: Annotated[str | None, Opt("--sandbox", help="local or docker.")] = None,
+    image: Annotated[str | None, Opt("--image", help="Docker base image.")] = None,
+    concurrency: Annotated[int | None, Opt("--concurrency", help="Episodes in flight.")] = None,
+    episodes_per_actor: Annotated[
+        int | None, Opt("--episodes-per-actor", help="Episodes one sandbox actor runs at once.")
+    ] = None,
+    cpus_per_episode: Annotated[float | None, Opt("--cpus-per-episode")] = None,
+    timeout: Annotated[float | None, Opt("--timeout", help="Episode budget (s).")] = None,
+    max_turns: Annotated[int | None, Opt("--max-turns")] = None,
+    out: Annotated[Path | None, Opt("--out", help="Run folder.")] = None,
+    resume: Annotated[bool, Opt("--resume", help="Finish the run in --out.")] = False,
+    address: Annotated[
+        str | None, Opt("--address", help="Ray cluster (default: embedded).")
+    ] = None,
+    base_url: Annotated[str | None, Opt("--base-url", help="OpenAI-compatible URL.")] = None,
+    model: Annotated[str | None, Opt("--model")] = None,
+    api_key_env: Annotated[
+        str | None, Opt("--api-key-env", help="Variable holding the API key.")
+    ] = None,
+    key_file: Annotated[Path | None, Opt("--key-file", help="File holding the hex key.")] = None,
+) -> None:
+    """Run agents over a split on Ray (embedded local Ray, or a cluster with --address),
+    score them on the head, write results.jsonl, summary.json, report.md and plots."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from orchestrator.run.config import ConfigError, load_config
+
+    if timeout is not None:
+        check_seconds("--timeout", timeout)
+    openai: dict[str, Any] = {
+        k: v
+        for k, v in {"base_url": base_url, "model": model, "api_key_env": api_key_env}.items()
+        if v is not None
+    }
+    overrides: dict[str, Any] = {
+        "split": split,
+        "n": n,
+        "start": start,
+        "agent": agent,
+        "sandbox": sandbox,
+        "image": image,
+        "concurrency": concurrency,
+        "episodes_per_actor": episodes_per_actor,
+        "cpus_per_episode": cpus_per_episode,
+        "episode_timeout_s": timeout,
+        "max_turns": max_turns,
+        "out": str(out) if out else None,
+        "address": address,
+        "openai": openai or None,
+    }
+    if config is None and not any(v is not None for v in overrides.values()) and not resume:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+    try:
+        settings = load_config(config, overrides)
+        settings.task_ids()  # a split too small for -n is an error now, not later
+    except ConfigError as exc:
+        fail(str(exc))
+    _run(settings, key_file, resume)
+
+
+def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
+    from rich.console import Console
+
+    from causal_gym.errors import CausalGymError
+    from causal_gym.rng_keys.keys import KEY_ENV_VAR, read_key_file, resolve_key
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.run.cluster import ClusterError
+    from orchestrator.run.config import ConfigError
+    from orchestrator.run.head_key import key_from_moved_file
+    from orchestrator.run.report import BASELINE_HEADER, baseline_row
+    from orchestrator.run.results import RunFolderError
+    from orchestrator.run.session import execute
+
+    moved = key_from_moved_file()
+    try:
+        environ = {KEY_ENV_VAR: moved} if moved is not None else dict(os.environ)
+        configured = read_key_file(key_file) if key_file else None
+        key = resolve_key(configured, environ=environ, configured_source=f"key file {key_file}")
+    except CausalGymError as exc:
+        fail(str(exc))
+    os.environ.pop(KEY_ENV_VAR, None)  # never handed to Ray
+    console = Console(stderr=True)
+    try:
+        summary = execute(settings, key, resume, console)
+    except (RunFolderError, ClusterError, ConfigError) as exc:  # before any work
+        fail(str(exc))
+    except (OrchestratorError, CausalGymError) as exc:
+        fail(str(exc), code=1)
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished episodes are in {settings.out}; rerun with --resume", code=130)
+    console.print(BASELINE_HEADER)
+    console.print(baseline_row(summary))
+    console.print(f"wrote {settings.out}/summary.json, report.md and plots")

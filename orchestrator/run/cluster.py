@@ -1,0 +1,94 @@
+"""Joining Ray: an embedded local instance by default, a cluster with --address.
+
+The local instance advertises the head resource itself. A cluster's head must have
+been started with it (`ray start --head --resources='{"causal_gym_head": 1}'`), and
+the runner must run on that node: the key file, the head actors and results.jsonl all
+live there. Both are checked before any work, as is the reachability of the address
+(Ray itself would retry for a long while before saying no).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from dataclasses import dataclass
+
+import ray
+
+from orchestrator.errors import OrchestratorError
+from orchestrator.run.config import HEAD_RESOURCE
+
+CONNECT_TIMEOUT_S = 5.0
+
+
+class ClusterError(OrchestratorError):
+    """Raised before any work when the cluster cannot run causal-gym."""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    started_here: bool
+    head_node: str
+    nodes: int
+    cpus: float
+
+
+def _check_reachable(address: str) -> None:
+    if address in ("auto", "local") or address.startswith("ray://"):
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--address {address!r} is not HOST:PORT (or 'auto')")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ClusterError(
+            f"cannot reach a Ray cluster at {address} ({exc.strerror or exc}): start it with "
+            "`ray start --head`, or leave out --address for an embedded local Ray"
+        ) from exc
+
+
+def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
+    """Start (or join) Ray; the key must already be out of this process's environment."""
+    if os.environ.get("CAUSAL_GYM_KEY"):
+        raise ClusterError("internal: the key is still in the environment; Ray would copy it")
+    if address:
+        _check_reachable(address)
+    options = {"include_dashboard": False, "log_to_driver": False, "namespace": "causal-gym"}
+    try:
+        if address:
+            ray.init(address=address, **options)  # type: ignore[arg-type]
+        else:
+            ray.init(num_cpus=num_cpus, resources={HEAD_RESOURCE: 1.0}, **options)  # type: ignore[arg-type]
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise ClusterError(f"cannot start or join Ray: {str(exc).splitlines()[0]}") from exc
+    try:
+        return _check_head(started_here=address is None)
+    except ClusterError:
+        disconnect(Cluster(address is None, "", 0, 0))
+        raise
+
+
+def _check_head(started_here: bool) -> Cluster:
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    heads = [n for n in nodes if n.get("Resources", {}).get(HEAD_RESOURCE)]
+    if not heads:
+        raise ClusterError(
+            f"no node of the cluster advertises the {HEAD_RESOURCE!r} resource: start the "
+            f"head with ray start --head --resources='{{\"{HEAD_RESOURCE}\": 1}}'"
+        )
+    here = ray.get_runtime_context().get_node_id()
+    head = heads[0]["NodeID"]
+    if here not in {n["NodeID"] for n in heads}:
+        raise ClusterError(
+            "run causal-gym-run on the head node (the one with the "
+            f"{HEAD_RESOURCE!r} resource): the key, the scorer and results.jsonl stay there"
+        )
+    cpus = sum(n.get("Resources", {}).get("CPU", 0.0) for n in nodes)
+    return Cluster(started_here, head, len(nodes), cpus)
+
+
+def disconnect(cluster: Cluster) -> None:
+    with contextlib.suppress(Exception):
+        ray.shutdown()

@@ -1,0 +1,171 @@
+"""What a run is: a validated config (TOML file, then command-line flags on top).
+
+Unknown keys, impossible values and a split that cannot hold `n` tasks are errors
+before any work starts. `identity_digest` covers what decides the results (split,
+tasks, agent, sandbox, budgets, retries) and not how they are computed (concurrency,
+address, actors), so a resumed run may change the latter and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from causal_gym.task_id import FAMILIES, Family
+from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.errors import OrchestratorError
+from orchestrator.sandbox.base import SandboxLimits
+
+SPLITS = ("eval-v1", "train")
+#: The custom resource only the head node has; head actors require a sliver of it.
+HEAD_RESOURCE = "causal_gym_head"
+#: Fields that change how a run is executed, not what it produces.
+EXECUTION_ONLY = frozenset(
+    {"concurrency", "address", "out", "generators", "episodes_per_actor", "cpus_per_episode"}
+)
+
+
+class ConfigError(OrchestratorError, ValueError):
+    """Raised while reading a run config or flags that describe no possible run."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(_Strict):
+    memory_mb: int = 2048
+    pids: int = 256
+    cpus: float = 1.0
+    disk_mb: int = 1024
+    file_mb: int = 512
+    output_bytes: int = 64 * 1024
+
+    def sandbox_limits(self) -> SandboxLimits:
+        return SandboxLimits(**self.model_dump())
+
+
+class Retries(_Strict):
+    """Retry budget per failure class (how many times one task may be run again for
+    it), and a cap over the whole run (default: 10% of the tasks, at least 10)."""
+
+    sandbox_error: int = Field(2, ge=0)
+    model_transient: int = Field(2, ge=0)
+    timeout: int = Field(1, ge=0)
+    lost: int = Field(3, ge=0)
+    model_error: int = Field(0, ge=0)
+    agent_error: int = Field(0, ge=0)
+    no_submission: int = Field(0, ge=0)
+    generation_error: int = Field(0, ge=0)
+    total: int | None = Field(None, ge=0)
+
+    def budget(self, failure_class: str) -> int:
+        value = getattr(self, failure_class, 0)
+        return int(value) if isinstance(value, int) else 0
+
+
+class RunConfig(_Strict):
+    split: Literal["eval-v1", "train"] = "eval-v1"
+    n: int | None = Field(None, ge=1)
+    start: int = Field(0, ge=0)
+    families: tuple[Family, ...] = tuple(Family(f) for f in FAMILIES)
+    agent: str = "reference"
+    openai: OpenAIPolicyConfig | None = None
+    sandbox: Literal["local", "docker"] = "local"
+    image: str | None = None
+    concurrency: int = Field(2, ge=1, le=100_000)
+    cpus_per_episode: float = Field(1.0, gt=0, le=64)
+    episodes_per_actor: int = Field(1, ge=1, le=10_000)
+    generators: int = Field(1, ge=1, le=64)
+    episode_timeout_s: float = Field(600.0, gt=0, le=86_400)
+    tool_timeout_s: float = Field(120.0, gt=0, le=86_400)
+    max_turns: int = Field(30, ge=1, le=1000)
+    limits: Limits = Limits()
+    retries: Retries = Retries()
+    address: str | None = None
+    out: Path = Path("runs/latest")
+    #: Labels for the report's table (the agent's name otherwise).
+    model_label: str | None = None
+    provider_label: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        if self.agent == "openai" and self.openai is None:
+            raise ValueError("agent 'openai' needs an [openai] table (base_url, model)")
+        if self.split == "train" and self.n is None:
+            raise ValueError("the train split is unbounded: give -n")
+        if not self.families:
+            raise ValueError("families is empty")
+        return self
+
+    def task_ids(self) -> list[str]:
+        """The run's tasks in order; an error if the split cannot hold them."""
+        if self.split == "train":
+            assert self.n is not None
+            ids = (
+                f"train:{family.value}:{index}"
+                for index in itertools.count(self.start)
+                for family in self.families
+            )
+            return list(itertools.islice(ids, self.n))
+        from causal_gym.splits.manifest import eval_v1_ids
+
+        pool = [t for t in eval_v1_ids() if t.split(":")[1] in {f.value for f in self.families}]
+        available = len(pool) - self.start
+        wanted = available if self.n is None else self.n
+        if wanted > available or available <= 0:
+            raise ConfigError(
+                f"-n {wanted} is more than eval-v1 holds from --start {self.start} for families "
+                f"{', '.join(f.value for f in self.families)} ({max(available, 0)} tasks)"
+            )
+        return pool[self.start : self.start + wanted]
+
+    def identity_digest(self) -> str:
+        settings = self.model_dump(mode="json", exclude=set(EXECUTION_ONLY))
+        blob = json.dumps(settings, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def describe(self) -> dict[str, Any]:
+        """The config as recorded in run.json (no secrets: the API key is a variable
+        name, the derivation key is never part of a config)."""
+        return self.model_dump(mode="json")
+
+
+def _one_line(exc: ValidationError, where: str) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        field = ".".join(str(p) for p in err["loc"]) or "config"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key (accepted: {', '.join(sorted(RunConfig.model_fields))})"
+        problems.append(f"{field}: {message}")
+    return f"{where}: " + "; ".join(problems)
+
+
+def load_config(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
+    """The file's values (if any), then every flag that was given on top."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text("utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            data[name] = {**data.get(name, {}), **value}
+        else:
+            data[name] = value
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc, f"config {path}" if path else "run options")) from exc

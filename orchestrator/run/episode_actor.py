@@ -1,0 +1,143 @@
+"""Sandbox actors: agent episodes on any node of the cluster.
+
+This is worker-side code. It imports the agents, the sandboxes and the public wire
+format, and nothing that can generate a task, hold a truth or read a key (a test
+imports it in a fresh interpreter and checks `sys.modules`). It receives a TaskWire
+(staged files, prompt, schema, family, an opaque handle) and returns an
+EpisodeResult; scoring happens on the head.
+
+Several episodes run at once in one actor (`episodes_per_actor` threads): a
+model-bound episode spends its time waiting on the model server, so a two-core node
+holds dozens of them. Each episode has a budget that starts before its sandbox does;
+a watchdog thread stops an episode that outlives it (it closes the policy, which kills
+a user policy's process or drops a model connection, and the sandbox, which kills
+every process in it) and reports a timeout, so no policy can hold an actor hostage.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from causal_gym.wire import TaskWire
+from orchestrator.agents.episode import run_episode
+from orchestrator.agents.loader import load_policy
+from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
+from orchestrator.errors import OrchestratorError
+from orchestrator.sandbox import SandboxLimits, make_sandbox
+from orchestrator.sandbox.lazy import LazySandbox
+
+#: How long past its budget an episode may take to wind down before it is abandoned.
+WIND_DOWN_S = 10.0
+
+
+class EpisodeSpec(BaseModel):
+    """How every episode of a run is played (sent once to each actor)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    agent: str
+    openai: OpenAIPolicyConfig | None = None
+    sandbox: str = "local"
+    image: str | None = None
+    limits: dict[str, Any] = {}
+    episode: EpisodeConfig = EpisodeConfig()
+
+
+class EpisodeWorker:
+    """Plain class (unit-tested without Ray); `EpisodeActor` is its Ray wrapper."""
+
+    def __init__(self, spec: EpisodeSpec) -> None:
+        self.spec = spec
+        self.limits = SandboxLimits(**spec.limits)
+
+    def where(self) -> dict[str, Any]:
+        return {"host": socket.gethostname(), "pid": os.getpid(), "node": _node_id()}
+
+    def run(self, task: TaskWire, queued_at: float = 0.0) -> EpisodeResult:
+        """Play one episode of `task` within the budget, whatever the agent does."""
+        started = time.monotonic()
+        budget = self.spec.episode.episode_timeout_s
+        try:
+            policy = load_policy(self.spec.agent, self.spec.openai)
+        except OrchestratorError as exc:
+            return _failed(task, self.spec.agent, EpisodeStatus.AGENT_ERROR, str(exc), started)
+        sandbox = LazySandbox(
+            lambda: make_sandbox(self.spec.sandbox, self.limits, self.spec.image, self.spec.run_id),
+            self.spec.sandbox,
+        )
+        sandbox.open(task.files)
+        config = self.spec.episode.model_copy(
+            update={"episode_timeout_s": max(0.001, budget - (time.monotonic() - started))}
+        )
+        box: dict[str, EpisodeResult] = {}
+
+        def play() -> None:
+            box["result"] = run_episode(task, sandbox, policy, config)
+
+        player = threading.Thread(target=play, name=f"episode-{task.handle}", daemon=True)
+        player.start()
+        player.join(budget + WIND_DOWN_S - (time.monotonic() - started))
+        try:
+            if player.is_alive():  # the policy ignored its deadline: stop it from outside
+                _close_quietly(policy, sandbox)
+                player.join(WIND_DOWN_S)
+                return _failed(
+                    task,
+                    policy.name,
+                    EpisodeStatus.TIMEOUT,
+                    f"stopped from outside: the episode outlived its {budget:g} s budget",
+                    started,
+                )
+            result = box["result"]
+            return result.model_copy(update={"sandbox_start_s": sandbox.start_s})
+        finally:
+            _close_quietly(policy, sandbox)
+
+
+def _close_quietly(policy: Any, sandbox: LazySandbox) -> None:
+    for closer in (policy.close, sandbox.close):
+        try:
+            closer()
+        except Exception:
+            continue
+
+
+def _failed(
+    task: TaskWire, agent: str, status: EpisodeStatus, message: str, started: float
+) -> EpisodeResult:
+    return EpisodeResult(
+        handle=task.handle,
+        agent=agent,
+        status=status,
+        message=message,
+        wall_s=time.monotonic() - started,
+    )
+
+
+def _node_id() -> str | None:
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:
+        return None
+
+
+def actor_class(num_cpus: float, max_concurrency: int) -> Any:
+    """The Ray actor class: `EpisodeWorker` behind a thin wrapper, placed anywhere."""
+    import ray
+
+    options: dict[str, Any] = {
+        "num_cpus": num_cpus,
+        "max_concurrency": max_concurrency,
+        "max_restarts": 0,
+    }
+    return ray.remote(**options)(EpisodeWorker)

@@ -1,0 +1,128 @@
+"""One run from start to report: check everything, start Ray, dispatch, publish.
+
+Order matters: every bad input (config, split size, run folder, cluster, head
+resource) is reported before any episode runs; the key is in a 0600 file and out of
+the environment before Ray starts; the key file is removed however the run ends.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from causal_gym.rng_keys.keys import DerivationKey
+from orchestrator.run.cluster import connect, disconnect
+from orchestrator.run.config import RunConfig
+from orchestrator.run.dispatcher import Dispatcher, Tally
+from orchestrator.run.display import LiveView
+from orchestrator.run.head_key import remove_key_file, write_key_file
+from orchestrator.run.records import Progress
+from orchestrator.run.report import write_outputs
+from orchestrator.run.results import (
+    RunIdentity,
+    attempts_so_far,
+    finished_tasks,
+    prepare_folder,
+    read_records,
+)
+
+
+def sample_label(config: RunConfig, count: int) -> str:
+    families = (
+        "" if len(config.families) == 3 else f" ({', '.join(f.value for f in config.families)})"
+    )
+    if config.split == "train":
+        return f"train, {count} fresh ids from index {config.start}{families}"
+    if count == 500 and config.start == 0 and not families:
+        return "eval-v1"
+    return f"eval-v1, {count} tasks from position {config.start}{families}"
+
+
+def reap_leftovers() -> None:
+    """What killed actors may have left (their sandboxes), now that they are gone."""
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.sandbox.reaper import reap_local
+
+    reap_local()
+    try:
+        from orchestrator.sandbox.docker_backend import reap_containers
+        from orchestrator.sandbox.docker_image import docker_client
+
+        reap_containers(docker_client())
+    except (OrchestratorError, ImportError):
+        pass
+
+
+def execute(
+    config: RunConfig,
+    key: DerivationKey,
+    resume: bool,
+    console: Console,
+) -> dict[str, Any]:
+    task_ids = config.task_ids()
+    identity = RunIdentity(
+        run_id=time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3),
+        config_digest=config.identity_digest(),
+        key_fingerprint=key.fingerprint,
+        task_ids=tuple(task_ids),
+        config=config.describe(),
+    )
+    identity = prepare_folder(config.out, identity, resume)
+    done = finished_tasks(config.out) if resume else {}
+    todo = [t for t in task_ids if t not in done]
+    attempts = attempts_so_far(config.out)
+    if resume:
+        console.print(f"resuming {identity.run_id}: {len(done)} done, {len(todo)} to run")
+    key_path = write_key_file(key)
+    try:
+        cluster = connect(config.address)
+        dispatcher: Dispatcher | None = None
+        try:
+            view = LiveView(console, len(task_ids), f"{config.agent} on {config.split}")
+
+            def on_progress(tally: Tally, progress: Progress | None) -> None:
+                tally_view = Tally(
+                    total=len(task_ids),
+                    done=tally.done + len(done),
+                    running=tally.running,
+                    retried=tally.retried,
+                    failed=tally.failed,
+                    reward_sum=tally.reward_sum,
+                )
+                view.update(tally_view, progress)
+
+            dispatcher = Dispatcher(
+                config, identity.run_id, str(key_path), key.fingerprint, todo, attempts, on_progress
+            )
+            placed = dispatcher.wait_ready()
+            console.print(
+                f"run {identity.run_id}: {len(todo)} tasks, {len(placed['workers'])} sandbox "
+                f"actors on {cluster.nodes} node(s), output in {config.out}"
+            )
+            with view:
+                dispatcher.run()
+        finally:
+            if dispatcher is not None:
+                dispatcher.shutdown()
+            disconnect(cluster)
+            reap_leftovers()
+    finally:
+        remove_key_file(key_path)
+    wanted = set(task_ids)
+    records = [r for r in read_records(config.out) if r.task_id in wanted]
+    meta = {
+        "run_id": identity.run_id,
+        "agent": config.agent,
+        "model": config.model_label or (config.openai.model if config.openai else config.agent),
+        "provider": config.provider_label or ("OpenAI-compatible" if config.openai else "scripted"),
+        "sample": sample_label(config, len(task_ids)),
+        "split": config.split,
+        "sandbox": config.sandbox,
+        "key_fingerprint": key.fingerprint,
+        "config_digest": identity.config_digest,
+    }
+    return write_outputs(records, meta, Path(config.out))
