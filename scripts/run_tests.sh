@@ -6,9 +6,9 @@
 #                                                       here if none runs, stopped afterwards) and a
 #                                                       Python 3.11 image (python:3.11-slim, or a
 #                                                       local stand-in where Docker Hub is unreachable)
-#   bash scripts/run_tests.sh --quick [PYTEST_ARGS...]  the inner loop: no Docker, no vf-eval, no slow
-#                                                       tests; bubblewrap tests run when bwrap exists
-#                                                       and are deselected (with a note) otherwise
+#   bash scripts/run_tests.sh --quick [PYTEST_ARGS...]  the inner loop: no Docker, no vf-eval, no Ray,
+#                                                       no slow tests; bubblewrap tests run when bwrap
+#                                                       exists and are deselected (with a note) otherwise
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -21,14 +21,14 @@ fi
 workers=$(python3 -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
 
 if [ -n "$quick" ]; then
-  markers="not docker and not vf and not slow"
+  markers="not docker and not vf and not slow and not ray"
   if ! command -v bwrap >/dev/null; then
     echo "run_tests.sh: bubblewrap is not installed: deselecting the sandbox tests (CI runs them)"
     markers="$markers and not sandbox"
   fi
   ruff check .
   mypy
-  exec pytest -q -n "$workers" -m "$markers" "$@"
+  exec pytest -q -n "$workers" --dist loadgroup -m "$markers" "$@"
 fi
 
 started_dockerd=""
@@ -65,4 +65,5 @@ echo "run_tests.sh: container image $CAUSAL_GYM_TEST_IMAGE"
 ruff check .
 mypy
 # CI=1: a test whose engine is missing fails instead of skipping.
-CI="${CI:-1}" pytest -q -n "$workers" --durations=15 "$@"
+# --dist loadgroup keeps each xdist_group (all Ray tests) on one worker, one at a time.
+CI="${CI:-1}" pytest -q -n "$workers" --dist loadgroup --durations=15 "$@"

@@ -27,6 +27,9 @@ def run(
     n: Annotated[
         int | None, Opt("-n", help="Number of tasks (eval-v1: all 500 by default).")
     ] = None,
+    per_family: Annotated[
+        int | None, Opt("--per-family", help="eval-v1: this many tasks of each family.")
+    ] = None,
     start: Annotated[int | None, Opt("--start", help="First position in the split.")] = None,
     agent: Annotated[str | None, Opt("--agent", help=AGENT_HELP)] = None,
     sandbox: Annotated[str | None, Opt("--sandbox", help="local or docker.")] = None,
@@ -66,6 +69,7 @@ def run(
     overrides: dict[str, Any] = {
         "split": split,
         "n": n,
+        "per_family": per_family,
         "start": start,
         "agent": agent,
         "sandbox": sandbox,
@@ -103,6 +107,8 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     from orchestrator.run.results import RunFolderError
     from orchestrator.run.session import execute
 
+    if settings.address:  # before Ray reads its settings (see README, "On a cluster")
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
     moved = key_from_moved_file()
     try:
         environ = {KEY_ENV_VAR: moved} if moved is not None else dict(os.environ)
@@ -113,13 +119,13 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     os.environ.pop(KEY_ENV_VAR, None)  # never handed to Ray
     console = Console(stderr=True)
     try:
-        summary = execute(settings, key, resume, console)
+        summary, folder = execute(settings, key, resume, console)
     except (RunFolderError, ClusterError, ConfigError) as exc:  # before any work
         fail(str(exc))
     except (OrchestratorError, CausalGymError) as exc:
         fail(str(exc), code=1)
     except KeyboardInterrupt:
         fail(f"interrupted: finished episodes are in {settings.out}; rerun with --resume", code=130)
-    console.print(BASELINE_HEADER)
-    console.print(baseline_row(summary))
-    console.print(f"wrote {settings.out}/summary.json, report.md and plots")
+    typer.echo(BASELINE_HEADER)
+    typer.echo(baseline_row(summary))
+    console.print(f"wrote {folder}/summary.json, report.md and plots")

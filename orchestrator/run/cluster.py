@@ -10,6 +10,7 @@ live there. Both are checked before any work, as is the reachability of the addr
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 from dataclasses import dataclass
@@ -55,12 +56,20 @@ def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
         raise ClusterError("internal: the key is still in the environment; Ray would copy it")
     if address:
         _check_reachable(address)
-    options = {"include_dashboard": False, "log_to_driver": False, "namespace": "causal-gym"}
+        # Clusters run with token authentication (README, "On a cluster"): anyone who
+        # can reach an open Ray cluster can run code on the head, where the key is.
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    options = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "namespace": "causal-gym",
+        "logging_level": logging.ERROR,  # our own display reports; Ray's INFO lines do not
+    }
     try:
         if address:
             ray.init(address=address, **options)  # type: ignore[arg-type]
         else:
-            ray.init(num_cpus=num_cpus, resources={HEAD_RESOURCE: 1.0}, **options)  # type: ignore[arg-type]
+            ray.init(address="local", num_cpus=num_cpus, resources={HEAD_RESOURCE: 1.0}, **options)  # type: ignore[arg-type]
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ClusterError(f"cannot start or join Ray: {str(exc).splitlines()[0]}") from exc
     try:

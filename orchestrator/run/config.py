@@ -73,6 +73,9 @@ class Retries(_Strict):
 class RunConfig(_Strict):
     split: Literal["eval-v1", "train"] = "eval-v1"
     n: int | None = Field(None, ge=1)
+    #: eval-v1 only: this many tasks of each family (from `start` within the family),
+    #: instead of `n` tasks in manifest order (which groups families).
+    per_family: int | None = Field(None, ge=1)
     start: int = Field(0, ge=0)
     families: tuple[Family, ...] = tuple(Family(f) for f in FAMILIES)
     agent: str = "reference"
@@ -102,6 +105,8 @@ class RunConfig(_Strict):
             raise ValueError("the train split is unbounded: give -n")
         if not self.families:
             raise ValueError("families is empty")
+        if self.per_family is not None and (self.n is not None or self.split != "eval-v1"):
+            raise ValueError("per_family is for eval-v1 and replaces n: give one of them")
         return self
 
     def task_ids(self) -> list[str]:
@@ -116,6 +121,8 @@ class RunConfig(_Strict):
             return list(itertools.islice(ids, self.n))
         from causal_gym.splits.manifest import eval_v1_ids
 
+        if self.per_family is not None:
+            return self._per_family(eval_v1_ids())
         pool = [t for t in eval_v1_ids() if t.split(":")[1] in {f.value for f in self.families}]
         available = len(pool) - self.start
         wanted = available if self.n is None else self.n
@@ -125,6 +132,19 @@ class RunConfig(_Strict):
                 f"{', '.join(f.value for f in self.families)} ({max(available, 0)} tasks)"
             )
         return pool[self.start : self.start + wanted]
+
+    def _per_family(self, ids: list[str]) -> list[str]:
+        assert self.per_family is not None
+        chosen = []
+        for family in self.families:
+            pool = [t for t in ids if t.split(":")[1] == family.value]
+            if self.start + self.per_family > len(pool):
+                raise ConfigError(
+                    f"per_family {self.per_family} from --start {self.start} is more than "
+                    f"eval-v1 holds for {family.value} ({len(pool)} tasks)"
+                )
+            chosen += pool[self.start : self.start + self.per_family]
+        return chosen
 
     def identity_digest(self) -> str:
         settings = self.model_dump(mode="json", exclude=set(EXECUTION_ONLY))

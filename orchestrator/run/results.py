@@ -49,9 +49,9 @@ class RunIdentity(BaseModel):
     config: dict[str, Any]
 
 
-def prepare_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
-    """Create the folder for a new run, or check it for --resume; returns the identity
-    in force (a resumed run keeps its run id)."""
+def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
+    """Check --out for a new run or for --resume without writing anything; returns the
+    identity in force (a resumed run keeps its run id)."""
     run_file = out / RUN_FILE
     if out.exists() and not out.is_dir():
         raise RunFolderError(f"--out {out} exists and is not a directory")
@@ -59,7 +59,9 @@ def prepare_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentit
         try:
             existing = RunIdentity.model_validate_json(run_file.read_text())
         except ValueError as exc:
-            raise RunFolderError(f"{run_file} is not a causal-gym run file: {exc}") from exc
+            raise RunFolderError(
+                f"{run_file} is not a causal-gym run file: choose another --out"
+            ) from exc
         if not resume:
             raise RunFolderError(
                 f"--out {out} already holds run {existing.run_id}: pass --resume to finish "
@@ -80,9 +82,16 @@ def prepare_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentit
         raise RunFolderError(f"--out {out} is not empty and holds no run: choose a new folder")
     if resume:
         raise RunFolderError(f"--resume: {out} holds no run to resume")
+    return identity
+
+
+def create_folder(out: Path, identity: RunIdentity) -> None:
+    """Write run.json for a new run (once everything else has been checked)."""
+    run_file = out / RUN_FILE
+    if run_file.exists():
+        return
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(run_file, identity.model_dump_json(indent=2) + "\n")
-    return identity
 
 
 def write_atomically(path: Path, text: str) -> None:

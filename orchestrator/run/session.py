@@ -23,10 +23,13 @@ from orchestrator.run.head_key import remove_key_file, write_key_file
 from orchestrator.run.records import Progress
 from orchestrator.run.report import write_outputs
 from orchestrator.run.results import (
+    RunFolderError,
     RunIdentity,
     attempts_so_far,
+    check_folder,
+    create_folder,
+    dump_json,
     finished_tasks,
-    prepare_folder,
     read_records,
 )
 
@@ -37,6 +40,8 @@ def sample_label(config: RunConfig, count: int) -> str:
     )
     if config.split == "train":
         return f"train, {count} fresh ids from index {config.start}{families}"
+    if config.per_family is not None:
+        return f"eval-v1, {config.per_family} per family from position {config.start}{families}"
     if count == 500 and config.start == 0 and not families:
         return "eval-v1"
     return f"eval-v1, {count} tasks from position {config.start}{families}"
@@ -62,16 +67,22 @@ def execute(
     key: DerivationKey,
     resume: bool,
     console: Console,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Path]:
+    """Run it; returns the summary and the run folder."""
     task_ids = config.task_ids()
+    run_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    if "{run_id}" in str(config.out):  # a fresh folder per run
+        if resume:
+            raise RunFolderError("--resume needs the --out of the run to finish, not a pattern")
+        config = config.model_copy(update={"out": Path(str(config.out).format(run_id=run_id))})
     identity = RunIdentity(
-        run_id=time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3),
+        run_id=run_id,
         config_digest=config.identity_digest(),
         key_fingerprint=key.fingerprint,
         task_ids=tuple(task_ids),
         config=config.describe(),
     )
-    identity = prepare_folder(config.out, identity, resume)
+    identity = check_folder(config.out, identity, resume)
     done = finished_tasks(config.out) if resume else {}
     todo = [t for t in task_ids if t not in done]
     attempts = attempts_so_far(config.out)
@@ -82,6 +93,7 @@ def execute(
         cluster = connect(config.address)
         dispatcher: Dispatcher | None = None
         try:
+            create_folder(config.out, identity)
             view = LiveView(console, len(task_ids), f"{config.agent} on {config.split}")
 
             def on_progress(tally: Tally, progress: Progress | None) -> None:
@@ -99,6 +111,7 @@ def execute(
                 config, identity.run_id, str(key_path), key.fingerprint, todo, attempts, on_progress
             )
             placed = dispatcher.wait_ready()
+            dump_json(Path(config.out) / "placement.json", placed)
             console.print(
                 f"run {identity.run_id}: {len(todo)} tasks, {len(placed['workers'])} sandbox "
                 f"actors on {cluster.nodes} node(s), output in {config.out}"
@@ -125,4 +138,4 @@ def execute(
         "key_fingerprint": key.fingerprint,
         "config_digest": identity.config_digest,
     }
-    return write_outputs(records, meta, Path(config.out))
+    return write_outputs(records, meta, Path(config.out)), Path(config.out)

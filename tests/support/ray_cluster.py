@@ -1,0 +1,119 @@
+"""A real two-node Ray cluster on this machine: a head that advertises the head
+resource and a second node that joins it without. Both are `ray start --block`
+processes in their own sessions; stopping them kills their process groups by pid."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RAY = str(Path(sys.executable).with_name("ray"))
+HEAD_RESOURCE = "causal_gym_head"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RayCluster:
+    port: int
+    env: dict[str, str]
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start_node(self, *args: str) -> None:
+        proc = subprocess.Popen(
+            [RAY, "start", "--block", "--disable-usage-stats", *args],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.procs.append(proc)
+
+    def nodes(self) -> list[dict[str, object]]:
+        code = (
+            f"import json, ray; ray.init(address={self.address!r}, log_to_driver=False); "
+            "print(json.dumps([{'id': n['NodeID'], 'alive': n['Alive'], "
+            "'resources': n['Resources']} for n in ray.nodes()]))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=self.env, capture_output=True, text=True, timeout=120
+        )
+        nodes: list[dict[str, object]] = json.loads(done.stdout.strip().splitlines()[-1])
+        return [n for n in nodes if n["alive"]]
+
+    def wait_for(self, count: int, timeout: float = 120) -> list[dict[str, object]]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                nodes = self.nodes()
+                if len(nodes) >= count:
+                    return nodes
+            except (ValueError, IndexError, subprocess.TimeoutExpired):
+                pass
+            time.sleep(2)
+        raise TimeoutError(f"the Ray cluster did not reach {count} nodes")
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+
+
+def start_cluster(head_resource: bool = True, worker_cpus: int = 2) -> RayCluster:
+    env = {k: v for k, v in os.environ.items() if k not in ("CAUSAL_GYM_KEY", "RAY_ADDRESS")}
+    env["RAY_AUTH_MODE"] = "token"  # as the README's cluster section does
+    cluster = RayCluster(free_port(), env)
+    # the head runs only head actors (num_cpus=0): sandbox actors must go elsewhere
+    head = ["--head", f"--port={cluster.port}", "--num-cpus=0", "--include-dashboard=false"]
+    if head_resource:
+        head.append(f"--resources={json.dumps({HEAD_RESOURCE: 1})}")
+    cluster.start_node(*head)
+    cluster.wait_for(1)
+    cluster.start_node(f"--address={cluster.address}", f"--num-cpus={worker_cpus}")
+    cluster.wait_for(2)
+    return cluster
+
+
+def session_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[3])
+
+
+def process_environments() -> dict[int, bytes]:
+    """Every process's environment and command line (what /proc shows of it)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                environ = Path(f"/proc/{entry}/environ").read_bytes()
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            found[int(entry)] = environ + b"\0" + cmdline
+    return found
