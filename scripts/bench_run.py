@@ -1,0 +1,250 @@
+"""Benchmarks of the Ray runner, each ratio measured in the same run.
+
+    .venv/bin/python scripts/bench_run.py throughput [-n 500]   # eval-v1, reference agent
+    .venv/bin/python scripts/bench_run.py versus-vf  [-n 40]    # same tasks, same server, vf-eval
+    .venv/bin/python scripts/bench_run.py scale [--concurrency 1000] [--turn-s 10] [--turns 12]
+
+throughput: episodes per second; the runner's overhead per episode (dispatch to result
+at the driver, minus the episode's own wall time); parallel efficiency, the sum of the
+episodes' wall times over (elapsed time x CPUs); head RSS (driver + head actors).
+Targets: overhead under 50 ms, efficiency at least 0.85 on 2 cores.
+
+versus-vf: the same eval-v1 tasks through `vf-eval causal_gym` (subprocess runtime)
+and through `causal-gym-run`, both driven by one local scripted chat-completions
+server that replays the reference analysis as tool calls, at the same concurrency.
+Target: causal-gym-run at least 3x faster.
+
+scale: concurrency-many simulated model-bound episodes at once (each turn waits
+`turn_s`, the model's latency); throughput against the ideal, concurrency / episode
+time. Target: at least 0.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from rich.console import Console  # noqa: E402
+
+from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
+from orchestrator.run.config import load_config  # noqa: E402
+from orchestrator.run.results import read_records  # noqa: E402
+from orchestrator.run.session import execute  # noqa: E402
+
+VENV_BIN = Path(sys.executable).parent
+HEAD_TITLES = (b"ray::TaskGenerator", b"ray::Scorer")
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def head_pids() -> list[int]:
+    pids = [os.getpid()]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if any(title in cmdline for title in HEAD_TITLES):
+                pids.append(int(entry))
+    return pids
+
+
+class RssSampler:
+    """The peak of (driver + head actors) RSS, sampled twice a second."""
+
+    def __init__(self) -> None:
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, sum(rss_mb(pid) for pid in head_pids()))
+            self._stop.wait(0.5)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_in_process(overrides: dict[str, Any]) -> tuple[float, Path, float]:
+    out = Path(tempfile.mkdtemp(prefix="bench-run-")) / "run"
+    config = load_config(None, {**overrides, "out": str(out)})
+    key = resolve_key(environ={})
+    started = time.monotonic()
+    with RssSampler() as rss:
+        execute(config, key, resume=False, console=Console(stderr=True))
+    return time.monotonic() - started, out, rss.peak
+
+
+def throughput(n: int, concurrency: int) -> dict[str, Any]:
+    elapsed, out, rss = run_in_process(
+        {"split": "eval-v1", "n": n, "agent": "reference", "concurrency": concurrency}
+    )
+    records = [r for r in read_records(out) if r.final]
+    walls = sorted(r.wall_s for r in records)
+    overheads = sorted(r.overhead_s for r in records)
+    first, last = min(r.finished_at for r in records), max(r.finished_at for r in records)
+    cpus = os.cpu_count() or 1
+    result = {
+        "episodes": len(records),
+        "elapsed_s": elapsed,
+        "episodes_per_s": len(records) / elapsed,
+        "steady_episodes_per_s": (len(records) - 1) / (last - first) if last > first else None,
+        "overhead_p50_ms": 1000 * overheads[len(overheads) // 2],
+        "overhead_mean_ms": 1000 * sum(overheads) / len(overheads),
+        "episode_wall_p50_s": walls[len(walls) // 2],
+        "parallel_efficiency": sum(walls) / (elapsed * cpus),
+        "head_rss_mb": rss,
+        "cpus": cpus,
+    }
+    print(json.dumps(result, indent=2))
+    print(
+        f"overhead per episode p50 {result['overhead_p50_ms']:.1f} ms (target < 50), parallel "
+        f"efficiency {result['parallel_efficiency']:.3f} on {cpus} CPUs (target >= 0.85), "
+        f"head RSS {rss:.0f} MB"
+    )
+    return result
+
+
+def scale(concurrency: int, turn_s: float, turns: int, rounds: int) -> dict[str, Any]:
+    n = concurrency * rounds
+    per_actor = 250
+    elapsed, out, rss = run_in_process(
+        {
+            "split": "train",
+            "n": n,
+            "agent": f"simulated:{turn_s:g}:{turns}",
+            "concurrency": concurrency,
+            "episodes_per_actor": per_actor,
+            "cpus_per_episode": 0.001,
+            "generators": 2,
+            "episode_timeout_s": turn_s * turns * 3,
+        }
+    )
+    records = [r for r in read_records(out) if r.final]
+    episode_s = sum(r.wall_s for r in records) / len(records)
+    ideal = concurrency / episode_s
+    actual = len(records) / elapsed
+    result = {
+        "episodes": len(records),
+        "concurrency": concurrency,
+        "mean_episode_s": episode_s,
+        "elapsed_s": elapsed,
+        "throughput_per_s": actual,
+        "ideal_per_s": ideal,
+        "ratio": actual / ideal,
+        "head_rss_mb": rss,
+        "submitted": sum(r.submitted for r in records),
+    }
+    print(json.dumps(result, indent=2))
+    print(
+        f"{concurrency} concurrent episodes: {actual:.2f} episodes/s against an ideal of "
+        f"{ideal:.2f} ({actual / ideal:.3f}, target >= 0.9); head RSS {rss:.0f} MB"
+    )
+    return result
+
+
+def versus_vf(n: int, concurrency: int) -> dict[str, Any]:
+    from tests.support.openai_server import ScriptedOpenAIServer, ServerScript
+    from tests.support.replay import replay_reference
+
+    key_free = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
+    timings: dict[str, float] = {}
+    with ScriptedOpenAIServer(ServerScript(replay_reference)) as server:
+        env = {**key_free, "SCRIPTED_API_KEY": "sk-scripted", "PRIME_RUNS_MODE": "disabled"}
+        env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+        out = Path(tempfile.mkdtemp(prefix="bench-vf-"))
+        started = time.monotonic()
+        vf = subprocess.run(
+            [
+                str(VENV_BIN / "vf-eval"), "causal_gym", "--env.agent.harness.id", "bash",
+                "-m", "scripted", "--client.base-url", server.base_url,
+                "--client.api-key-var", "SCRIPTED_API_KEY", "--no-push", "--no-rich",
+                "-o", str(out / "vf"), "--run.name", "run", "-n", str(n), "-c", str(concurrency),
+                "--env.agent.runtime.type", "subprocess", "--env.taskset.split", "eval-v1",
+            ],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        timings["vf_eval_s"] = time.monotonic() - started
+        if vf.returncode != 0:
+            raise SystemExit(f"vf-eval failed: {vf.stderr[-2000:]}")
+        started = time.monotonic()
+        ours = subprocess.run(
+            [
+                str(VENV_BIN / "causal-gym-run"), "--split", "eval-v1", "-n", str(n),
+                "--agent", "openai", "--base-url", server.base_url, "--model", "scripted",
+                "--api-key-env", "SCRIPTED_API_KEY", "--concurrency", str(concurrency),
+                "--out", str(out / "ours"),
+            ],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        timings["causal_gym_run_s"] = time.monotonic() - started
+        if ours.returncode != 0:
+            raise SystemExit(f"causal-gym-run failed: {ours.stderr[-2000:]}")
+    traces = (out / "vf" / "run" / "traces.jsonl").read_text().splitlines()
+    vf_rewards = [json.loads(t)["traces"][0]["rewards"]["reward"]["score"] for t in traces]
+    ours_final = [r for r in read_records(out / "ours") if r.final]
+    result = {
+        "tasks": n,
+        "concurrency": concurrency,
+        **timings,
+        "speedup": timings["vf_eval_s"] / timings["causal_gym_run_s"],
+        "vf_mean_reward": sum(vf_rewards) / len(vf_rewards),
+        "ours_mean_reward": sum(r.reward for r in ours_final) / len(ours_final),
+    }
+    print(json.dumps(result, indent=2))
+    print(f"causal-gym-run is {result['speedup']:.2f}x faster than vf-eval (target >= 3)")
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="which", required=True)
+    one = sub.add_parser("throughput")
+    one.add_argument("-n", type=int, default=500)
+    one.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
+    two = sub.add_parser("versus-vf")
+    two.add_argument("-n", type=int, default=40)
+    two.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
+    three = sub.add_parser("scale")
+    three.add_argument("--concurrency", type=int, default=1000)
+    three.add_argument("--turn-s", type=float, default=10.0)
+    three.add_argument("--turns", type=int, default=12)
+    three.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if args.which == "throughput":
+        throughput(args.n, args.concurrency)
+    elif args.which == "versus-vf":
+        versus_vf(args.n, args.concurrency)
+    else:
+        scale(args.concurrency, args.turn_s, args.turns, args.rounds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
