@@ -4,13 +4,14 @@ episode CLI, the Ray runner, the audit, the verifiers taskset, trainer streams),
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from causal_gym.scoring.reward import ScoreRecord, score_submission
 from causal_gym.scoring.validate import Accepted, validate_submission
 from causal_gym.sealed import Sealed
-from causal_gym.task import Task
+from causal_gym.task import HiddenTruth, Task
 
 #: The total recorded for an episode that ended without a valid submission.
 NO_SUBMISSION_REWARD = -1.0
@@ -18,12 +19,20 @@ NO_SUBMISSION_REWARD = -1.0
 
 def score_answer(task: Task, raw: str | bytes | dict[str, Any] | None) -> ScoreRecord | None:
     """The score record, or None when there is no answer or it does not validate."""
+    return score_against(task.hidden, task.public.columns, raw)
+
+
+def score_against(
+    truth: HiddenTruth, columns: Sequence[str], raw: str | bytes | dict[str, Any] | None
+) -> ScoreRecord | None:
+    """score_answer for a holder that kept only the truth and the public column names
+    (a stream keeps thousands of outstanding tasks, not their staged files)."""
     if raw is None:
         return None
-    checked = validate_submission(task.public.family, raw, task.public.columns)
+    checked = validate_submission(truth.family, raw, columns)
     if not isinstance(checked, Accepted):
         return None
-    return score_submission(task.hidden, checked.submission)
+    return score_submission(truth, checked.submission)
 
 
 @dataclass(frozen=True, repr=False)

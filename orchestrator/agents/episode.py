@@ -92,6 +92,7 @@ class _Episode:
         self.model_s = self.tool_s = 0.0
         self.notes: str | None = None
         self.transient = False
+        self.completions: list[dict[str, Any]] = []
 
     def remaining(self) -> float:
         return self.deadline - self.clock()
@@ -123,6 +124,7 @@ class _Episode:
             transient=self.transient,
             agent_notes=self.notes,
             transcript=self.messages,
+            completions=self.completions,
         )
 
 
@@ -193,6 +195,8 @@ def _next_turn(ep: _Episode) -> AgentTurn | None:
     ep.turns += 1
     ep.retries += turn.retries
     ep.add_usage(turn.usage)
+    if ep.config.record_completions and turn.raw:
+        ep.completions.append(turn.raw)
     if isinstance(turn.text, str) and turn.text:
         ep.notes = clean_text(turn.text)
     ep.messages.append(_assistant_message(turn))

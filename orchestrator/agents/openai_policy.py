@@ -35,6 +35,11 @@ class OpenAIPolicyConfig(BaseModel):
     top_p: float | None = None
     max_tokens: int | None = Field(None, gt=0)
     seed: int | None = None
+    #: Ask for per-token logprobs (trainers need them); `extra_body` passes server-
+    #: specific options through untouched (vLLM's return_token_ids, say).
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    extra_body: dict[str, Any] | None = None
     max_retries: int = Field(4, ge=0)
     backoff_s: float = Field(1.0, ge=0)
     request_timeout_s: float = Field(300.0, gt=0)
@@ -45,6 +50,9 @@ class OpenAIPolicyConfig(BaseModel):
             "top_p": self.top_p,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
+            "logprobs": self.logprobs,
+            "top_logprobs": self.top_logprobs,
+            "extra_body": self.extra_body,
         }
         return {k: v for k, v in values.items() if v is not None}
 
@@ -61,6 +69,10 @@ class OpenAIPolicy(Policy):
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
         self.tools = tools
+
+    def close(self) -> None:
+        """Drop the connections: a request blocked in another thread fails at once."""
+        self.client.close()
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         end = time.monotonic() + deadline_s
@@ -122,4 +134,5 @@ def _turn(response: Any, retries: int) -> AgentTurn:
         for i, c in enumerate(message.tool_calls or [])
     )
     usage = response.usage.model_dump() if getattr(response, "usage", None) else None
-    return AgentTurn(text=message.content, tool_calls=calls, usage=usage, retries=retries)
+    raw = response.model_dump(mode="json") if hasattr(response, "model_dump") else {}
+    return AgentTurn(text=message.content, tool_calls=calls, usage=usage, retries=retries, raw=raw)

@@ -29,6 +29,9 @@ class EpisodeConfig(BaseModel):
     episode_timeout_s: float = Field(600.0, gt=0)
     tool_timeout_s: float = Field(120.0, gt=0)
     tool_output_chars: int = Field(16_000, ge=256)
+    #: Keep each turn's raw model response (logprobs, token ids) in the result, for
+    #: policy-gradient trainers; off by default (they are large).
+    record_completions: bool = False
 
 
 class Usage(BaseModel):
@@ -65,6 +68,7 @@ class EpisodeResult(BaseModel):
     sandbox_start_s: float = 0.0
     agent_notes: str | None = None
     transcript: list[dict[str, Any]] = Field(default_factory=list)
+    completions: list[dict[str, Any]] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)

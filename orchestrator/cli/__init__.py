@@ -2,7 +2,7 @@
 
 import sys
 
-from orchestrator.cli import episode, run, sandbox  # noqa: F401  (registration)
+from orchestrator.cli import episode, run, sandbox, stream  # noqa: F401  (registration)
 from orchestrator.cli.common import app
 
 #: Subcommands that never start Ray (a bare invocation runs a split on Ray).

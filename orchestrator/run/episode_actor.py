@@ -61,20 +61,25 @@ class EpisodeWorker:
     def where(self) -> dict[str, Any]:
         return {"host": socket.gethostname(), "pid": os.getpid(), "node": _node_id()}
 
-    def run(self, task: TaskWire, queued_at: float = 0.0) -> EpisodeResult:
+    def run(self, task: TaskWire) -> EpisodeResult:
         """Play one episode of `task` within the budget, whatever the agent does."""
+        return self.run_with(task, self.spec)
+
+    def run_with(self, task: TaskWire, spec: EpisodeSpec) -> EpisodeResult:
+        """`run` with this call's own spec (a stream re-points its episodes at a new
+        endpoint or policy version without new actors)."""
         started = time.monotonic()
-        budget = self.spec.episode.episode_timeout_s
+        budget = spec.episode.episode_timeout_s
+        limits = SandboxLimits(**spec.limits) if spec.limits else self.limits
         try:
-            policy = load_policy(self.spec.agent, self.spec.openai)
+            policy = load_policy(spec.agent, spec.openai)
         except OrchestratorError as exc:
-            return _failed(task, self.spec.agent, EpisodeStatus.AGENT_ERROR, str(exc), started)
+            return _failed(task, spec.agent, EpisodeStatus.AGENT_ERROR, str(exc), started)
         sandbox = LazySandbox(
-            lambda: make_sandbox(self.spec.sandbox, self.limits, self.spec.image, self.spec.run_id),
-            self.spec.sandbox,
+            lambda: make_sandbox(spec.sandbox, limits, spec.image, spec.run_id), spec.sandbox
         )
         sandbox.open(task.files)
-        config = self.spec.episode.model_copy(
+        config = spec.episode.model_copy(
             update={"episode_timeout_s": max(0.001, budget - (time.monotonic() - started))}
         )
         box: dict[str, EpisodeResult] = {}

@@ -28,7 +28,11 @@ def write_key_file(key: DerivationKey) -> Path:
     """A private copy of the key for head actors: 0600 in a fresh 0700 directory."""
     folder = Path(tempfile.mkdtemp(prefix="causal-gym-key-"))
     os.chmod(folder, 0o700)
-    path = folder / "key"
+    return write_key_to(folder / "key", key)
+
+
+def write_key_to(path: Path, key: DerivationKey) -> Path:
+    """The key's hex in a new 0600 file (an existing file is never overwritten)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(key.raw.hex())

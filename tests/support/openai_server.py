@@ -172,20 +172,35 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
                 "function": {"name": reply.tool, "arguments": _arguments(reply)},
             }
         ]
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": message,
+        "finish_reason": "tool_calls" if reply.tool else "stop",
+    }
+    if body.get("logprobs"):  # as vLLM answers: per-token logprobs and, on request, ids
+        choice["logprobs"] = {"content": scripted_logprobs(len(message.get("content") or "x"))}
+        choice["token_ids"] = list(range(7, 7 + 5))
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:10]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "scripted"),
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if reply.tool else "stop",
-            }
-        ],
+        "choices": [choice],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
+
+
+def scripted_logprobs(count: int) -> list[dict[str, Any]]:
+    """Deterministic per-token logprobs, so a test can check they arrive unchanged."""
+    return [
+        {
+            "token": f"t{i}",
+            "logprob": -0.125 * (i + 1),
+            "bytes": [116, 48 + i % 10],
+            "top_logprobs": [],
+        }
+        for i in range(min(count, 5))
+    ]
 
 
 class _QuietServer(ThreadingHTTPServer):

@@ -69,31 +69,51 @@ class RayCluster:
         raise TimeoutError(f"the Ray cluster did not reach {count} nodes")
 
     def stop(self) -> None:
+        """SIGTERM each node's session, then SIGKILL whatever of it is left (Ray drains
+        for up to 30 s on SIGTERM; tests need not wait for that)."""
+        sessions = {proc.pid for proc in self.procs}
         for proc in reversed(self.procs):
             try:
                 os.killpg(proc.pid, signal.SIGTERM)
             except ProcessLookupError:
                 continue
-        for proc in self.procs:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(p.poll() is None for p in self.procs):
+            time.sleep(0.2)
+        for pid in [p for p in process_environments() if session_of(p) in sessions]:
             try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=30)
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        for proc in self.procs:
+            proc.wait(timeout=30)
 
 
-def start_cluster(head_resource: bool = True, worker_cpus: int = 2) -> RayCluster:
+def start_cluster(
+    head_resource: bool = True, head_cpus: int = 0, worker_cpus: int = 2
+) -> RayCluster:
+    """A head (with `head_cpus`: 0 keeps sandbox actors off it) and, unless
+    `worker_cpus` is 0, a second node that joins it without the head resource."""
     env = {k: v for k, v in os.environ.items() if k not in ("CAUSAL_GYM_KEY", "RAY_ADDRESS")}
     env["RAY_AUTH_MODE"] = "token"  # as the README's cluster section does
     cluster = RayCluster(free_port(), env)
-    # the head runs only head actors (num_cpus=0): sandbox actors must go elsewhere
-    head = ["--head", f"--port={cluster.port}", "--num-cpus=0", "--include-dashboard=false"]
+    head = [
+        "--head",
+        f"--port={cluster.port}",
+        f"--num-cpus={head_cpus}",
+        "--include-dashboard=false",
+    ]
     if head_resource:
         head.append(f"--resources={json.dumps({HEAD_RESOURCE: 1})}")
-    cluster.start_node(*head)
-    cluster.wait_for(1)
-    cluster.start_node(f"--address={cluster.address}", f"--num-cpus={worker_cpus}")
-    cluster.wait_for(2)
+    try:
+        cluster.start_node(*head)
+        cluster.wait_for(1)
+        if worker_cpus:
+            cluster.start_node(f"--address={cluster.address}", f"--num-cpus={worker_cpus}")
+            cluster.wait_for(2)
+    except BaseException:
+        cluster.stop()  # nothing this helper starts may outlive a failed start
+        raise
     return cluster
 
 
