@@ -76,7 +76,8 @@ def train(
             covered.append(bool(score.covered))
         r = np.array(rewards)
         advantage = (r - r.mean()) / (r.std() + 1e-8)
-        theta += lr * (advantage[:, None] * noise).mean(axis=0) / np.array([sigma, 0.5])
+        step_size = lr / math.sqrt(1.0 + step / 10.0)  # settles near the optimum
+        theta += step_size * (advantage[:, None] * noise).mean(axis=0) / np.array([sigma, 0.5])
         curve.append(
             {
                 "step": step,
@@ -127,7 +128,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--sigma", type=float, default=0.3)
-    parser.add_argument("--lr", type=float, default=0.25)
+    parser.add_argument("--lr", type=float, default=0.4)
     parser.add_argument("--start-width", type=float, action="append")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("runs/demo-trainer"))

@@ -7,6 +7,8 @@ does not validate is answered with errors and never scored.
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -86,7 +88,13 @@ SUBMISSION_MODELS: dict[Family, type[AteSubmission]] = {
 
 
 def submission_json_schema(family: Family) -> dict[str, object]:
-    """JSON Schema of the family's submission, as printed in the README."""
+    """JSON Schema of the family's submission, as printed in the README (a fresh copy:
+    callers may edit it; building it costs about a millisecond, so it is built once)."""
+    return copy.deepcopy(_schema(family))
+
+
+@functools.cache
+def _schema(family: Family) -> dict[str, object]:
     schema = SUBMISSION_MODELS[family].model_json_schema()
     schema["title"] = f"{family.value} submission"
     return schema

@@ -33,7 +33,8 @@ from typing import Any
 from causal_gym.generate import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, score_against
-from causal_gym.scoring.validate import Rejected, validate_submission
+from causal_gym.scoring.reward import score_submission
+from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
 from causal_gym.task import HiddenTruth
 from causal_gym.task_id import FAMILIES
 from causal_gym.wire import TaskWire
@@ -44,6 +45,9 @@ from orchestrator.run.head_key import write_key_to
 from orchestrator.stream.types import EpisodeSettings, Rollout, StreamScore, StreamStats
 
 MAX_PULL = 1024
+#: Tasks generated ahead of demand in task mode, so a consumer's round trips and its
+#: own work overlap with generation instead of waiting for it.
+PREFETCH = 64
 
 
 class StreamError(OrchestratorError, ValueError):
@@ -98,6 +102,22 @@ class StreamService:
         self._actors: list[Any] = []
         self._stop = threading.Event()
         self._producer: threading.Thread | None = None
+        self._ready: deque[tuple[str, TaskWire, Outstanding]] = deque()
+        self._wanted = threading.Event()
+        self._taken = threading.Event()
+        self._prefetcher = threading.Thread(target=self._prefetch, name="prefetch", daemon=True)
+        self._prefetcher.start()
+
+    def _prefetch(self) -> None:
+        """Keep PREFETCH tasks ready once task mode is in use (a handle's clock starts
+        when it is handed out, not when its task was made)."""
+        self._wanted.wait()
+        while not self._stop.is_set():
+            if len(self._ready) >= PREFETCH:
+                self._taken.wait(1.0)  # woken by the next pull
+                self._taken.clear()
+                continue
+            self._ready.append(self._next())
 
     # --- tasks ----------------------------------------------------------------------
     def _next(self) -> tuple[str, TaskWire, Outstanding]:
@@ -127,9 +147,15 @@ class StreamService:
                     f"{len(self._handles)} handles are outstanding and the bound is "
                     f"{self.max_outstanding}: score (or let expire) some before pulling more"
                 )
+        self._wanted.set()
+        self._taken.set()
         wires = []
         for _ in range(n):
-            handle, wire, kept = self._next()
+            try:
+                handle, wire, kept = self._ready.popleft()
+            except IndexError:
+                handle, wire, kept = self._next()
+            kept = Outstanding(kept.truth, kept.columns, time.monotonic() + self.handle_ttl_s)
             with self._lock:
                 self._handles[handle] = kept
                 self._counts["issued"] += 1
@@ -146,7 +172,12 @@ class StreamService:
                 "single-use), or expired"
             )
         checked = validate_submission(kept.truth.family, submission, kept.columns)
-        score = EpisodeScore(score_against(kept.truth, kept.columns, submission))
+        record = (
+            score_submission(kept.truth, checked.submission)
+            if isinstance(checked, Accepted)
+            else None
+        )
+        score = EpisodeScore(record)
         with self._lock:
             self._counts["scored"] += 1
         errors = checked.errors if isinstance(checked, Rejected) else ()
