@@ -35,6 +35,9 @@ def cluster() -> Iterator[RayCluster]:
     try:
         yield cluster
     finally:
+        import ray
+
+        ray.shutdown()  # this process is a driver of the cluster: leave before it goes
         cluster.stop()
 
 
@@ -333,9 +336,9 @@ def test_the_demo_trainer_improves_its_reward(
             "--stream",
             "beta",
             "--steps",
-            "12",
+            "24",
             "--batch",
-            "12",
+            "16",
             "--start-width",
             "0.3",
             "--out",
@@ -349,8 +352,26 @@ def test_the_demo_trainer_improves_its_reward(
     assert proc.returncode == 0, proc.stderr[-2000:]
     curve = json.loads((tmp_path / "learning_curve.json").read_text())
     rewards = [step["mean_reward"] for step in curve["steps"]]
-    assert sum(rewards[-3:]) / 3 > sum(rewards[:3]) / 3
+    # 64 tasks on each side: the width-0.3 start pays about 0.3 more in expectation,
+    # several standard errors of a 64-task mean of clipped rewards
+    assert sum(rewards[-4:]) / 4 > sum(rewards[:4]) / 4
     widths = [step["width_multiplier"] for step in curve["steps"]]
     assert abs(widths[-1] - 1.0) < abs(widths[0] - 1.0)
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
     assert re.search(r"width multiplier .* -> ", proc.stdout)
+
+
+def test_the_async_api_round_trips(cluster: RayCluster, streams: list[str]) -> None:
+    import asyncio
+
+    client = client_for(cluster, "beta")
+
+    async def trainer_step() -> list[float]:
+        tasks = await client.pull_tasks_async(3)
+        scores = await asyncio.gather(
+            *(client.score_async(t.handle, honest_answer(t)) for t in tasks)
+        )
+        return [s.reward for s in scores if s.valid]
+
+    rewards = asyncio.run(trainer_step())
+    assert len(rewards) == 3 and all(-50 < r <= 1.0 for r in rewards)
