@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 import ray
 
@@ -50,10 +52,42 @@ def _check_reachable(address: str) -> None:
         ) from exc
 
 
+def ensure_auth_token() -> None:
+    """Make sure Ray's default token file exists before any Ray process looks for it.
+
+    Ray 2.60 turns on token authentication for every new local instance and writes
+    ~/.ray/auth_token when it finds none, with a plain open-and-write. Two Ray starts
+    on a fresh machine at once (two runs, a run and a stream, parallel tests) then
+    each write their own token, and whichever lost the race cannot talk to its own
+    GCS. Creating the file once, atomically (link of a finished temporary, first
+    writer wins), leaves every later start reading the same token.
+    """
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return
+    path = Path.home() / ".ray" / "auth_token"
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".auth_token.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(32).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        pass  # another process was first; its token is the one everybody reads
+    finally:
+        temporary.unlink()
+
+
 def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
     """Start (or join) Ray; the key must already be out of this process's environment."""
     if os.environ.get("CAUSAL_GYM_KEY"):
         raise ClusterError("internal: the key is still in the environment; Ray would copy it")
+    ensure_auth_token()
     if address:
         _check_reachable(address)
         # Clusters run with token authentication (README, "On a cluster"): anyone who

@@ -21,6 +21,7 @@ import ray
 import ray.exceptions
 
 from causal_gym.wire import TaskWire
+from orchestrator.run.cluster import ensure_auth_token
 from orchestrator.stream.service import StreamError
 from orchestrator.stream.types import EpisodeSettings, Rollout, StreamScore, StreamStats
 
@@ -39,6 +40,7 @@ def _unwrap(exc: ray.exceptions.RayError) -> Exception:
 class StreamClient:
     def __init__(self, name: str, address: str | None = "auto") -> None:
         if not ray.is_initialized():
+            ensure_auth_token()
             os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(
                 address=address,

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.run.cluster import ensure_auth_token
+
 RAY = str(Path(sys.executable).with_name("ray"))
 HEAD_RESOURCE = "causal_gym_head"
 
@@ -94,6 +96,7 @@ def start_cluster(
 ) -> RayCluster:
     """A head (with `head_cpus`: 0 keeps sandbox actors off it) and, unless
     `worker_cpus` is 0, a second node that joins it without the head resource."""
+    ensure_auth_token()  # parallel tests on a fresh machine must not race to write it
     env = {k: v for k, v in os.environ.items() if k not in ("CAUSAL_GYM_KEY", "RAY_ADDRESS")}
     env["RAY_AUTH_MODE"] = "token"  # as the README's cluster section does
     cluster = RayCluster(free_port(), env)
