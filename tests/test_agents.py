@@ -4,7 +4,9 @@ the scripted agents, and bad agent behaviour turned into statuses, never crashes
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -308,3 +310,29 @@ def test_episode_cli_prints_the_scored_record() -> None:
     assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]
     bad = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "openai")
     assert bad.returncode == 2 and "--base-url and --model" in bad.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop, and so the closed ancestor, is root's")
+def test_the_policy_host_reaches_its_code_under_a_closed_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout under `mktemp -d` (mode 0700) is closed to the policy's uid; the
+    launcher opens exactly the code paths, nothing beside them."""
+    from orchestrator.agents import process_policy
+
+    closed = tmp_path / "closed"
+    code = closed / "checkout"
+    code.mkdir(parents=True)
+    (code / "module.py").write_text("VALUE = 1\n")
+    (closed / "secret.txt").write_text("not for the policy\n")
+    closed.chmod(0o700)
+    monkeypatch.setattr(process_policy, "_code_paths", lambda: [code])
+
+    def as_policy(*command: str) -> subprocess.CompletedProcess[str]:
+        argv = [*process_policy._launcher(), *command]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60)
+
+    assert as_policy("cat", str(code / "module.py")).stdout == "VALUE = 1\n"
+    assert as_policy("cat", str(closed / "secret.txt")).returncode != 0
+    monkeypatch.setattr(process_policy, "_code_paths", lambda: [])
+    assert as_policy("cat", str(code / "module.py")).returncode != 0  # what the fix fixes

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CODE = (
     "from pathlib import Path; from orchestrator.run.cluster import ensure_auth_token; "
     "ensure_auth_token(); print((Path.home() / '.ray' / 'auth_token').read_text())"
@@ -44,3 +46,59 @@ def test_an_existing_or_configured_token_is_left_alone(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+
+STALE = """
+from pathlib import Path
+from ray._raylet import AuthenticationTokenLoader
+from orchestrator.run.cluster import ensure_auth_token
+ensure_auth_token()
+loader = AuthenticationTokenLoader.instance()
+first = loader.get_raw_token()
+(Path.home() / ".ray" / "auth_token").write_text("rotated-by-the-operator")
+stale = loader.get_raw_token()
+ensure_auth_token()
+print(first == stale, loader.get_raw_token())
+"""
+
+
+def test_a_process_reads_the_current_token_at_each_start(tmp_path: Path) -> None:
+    """Ray caches the token per process; every start here re-reads the file."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", STALE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "rotated-by-the-operator"]
+
+
+DISABLED_FIRST = """
+import os
+os.environ.pop("RAY_AUTH_MODE", None)
+from ray._raylet import Config
+Config.initialize("")  # the process touched Ray while token mode was off
+os.environ["RAY_AUTH_MODE"] = "token"  # and later something turned it on
+from orchestrator.run.cluster import connect, disconnect
+cluster = connect(None, num_cpus=1)
+print("started", cluster.nodes)
+disconnect(cluster)
+"""
+
+
+@pytest.mark.ray
+def test_a_process_that_touched_ray_with_auth_off_still_starts_it(tmp_path: Path) -> None:
+    """The failure CI saw: a local start that sent no token to its own GCS ("Failed
+    to start GCS") because the process's auth mode was read before it was set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    done = subprocess.run(
+        [sys.executable, "-c", DISABLED_FIRST],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["started", "1"]

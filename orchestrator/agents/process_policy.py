@@ -54,6 +54,40 @@ def child_environment(environ: Mapping[str, str], secrets_: tuple[str, ...] = ()
     return env
 
 
+def _code_paths() -> list[Path]:
+    """What the policy host imports: the interpreter, the virtualenv, this project."""
+    project = Path(__file__).resolve().parents[2]
+    paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), project}
+    return sorted(paths)
+
+
+def _reachable(paths: list[Path]) -> list[str]:
+    """bwrap arguments that let the unprivileged uid reach `paths` read-only even when
+    an ancestor is closed to it (/root; a checkout under `mktemp -d`, mode 0700): the
+    closed ancestor is covered by an empty 0755 tmpfs, open directories are made down
+    to each path, and the path is bound back inside.
+    Nothing else under that ancestor becomes visible."""
+    args: list[str] = []
+    covered: set[Path] = {Path("/root")}  # already a tmpfs (its caches stay hidden)
+    for path in paths:
+        closed = next(
+            (a for a in reversed(path.parents) if a != Path("/") and not a.stat().st_mode & 0o001),
+            None,
+        )
+        if path.is_relative_to("/root"):
+            closed = Path("/root")
+        if closed is None:
+            continue
+        if closed not in covered:
+            args += ["--perms", "0755", "--tmpfs", str(closed)]
+            covered.add(closed)
+        for between in reversed(path.parents):  # bwrap would copy their closed modes
+            if between.is_relative_to(closed) and between != closed:
+                args += ["--perms", "0755", "--dir", str(between)]
+        args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
 def _launcher() -> list[str]:
     """bubblewrap with the host's filesystem but a pid namespace of its own (the
     runner's /proc is out of sight); as root, also /root hidden (the runner's caches)
@@ -68,9 +102,7 @@ def _launcher() -> list[str]:
     if os.geteuid() != 0:
         return [*args, "--unshare-user", "--"]
     args += ["--perms", "0755", "--tmpfs", "/root"]
-    base = Path(sys.base_prefix).resolve()
-    if base.is_relative_to("/root"):
-        args += ["--ro-bind", str(base), str(base)]
+    args += _reachable(_code_paths())
     uid = _UID_BASE + secrets.randbelow(1_000_000)
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     return [*args, "--", *drop, "--"]

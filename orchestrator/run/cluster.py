@@ -53,18 +53,33 @@ def _check_reachable(address: str) -> None:
 
 
 def ensure_auth_token() -> None:
-    """Make sure Ray's default token file exists before any Ray process looks for it.
+    """Put this process and the token file in one consistent state before ray.init.
 
-    Ray 2.60 turns on token authentication for every new local instance and writes
-    ~/.ray/auth_token when it finds none, with a plain open-and-write. Two Ray starts
-    on a fresh machine at once (two runs, a run and a stream, parallel tests) then
-    each write their own token, and whichever lost the race cannot talk to its own
-    GCS. Creating the file once, atomically (link of a finished temporary, first
-    writer wins), leaves every later start reading the same token.
+    Every Ray start here uses token authentication (the head holds the key). Two
+    pieces of Ray's process-wide state make that fragile when one process starts Ray
+    more than once, as tests and trainers do:
+
+    - the auth mode is read into a C++ config once; a process that touched Ray while
+      RAY_AUTH_MODE was unset keeps "disabled" even after the variable is set, and
+      its next local start sends no token to a GCS that requires one;
+    - the token is cached per process, and Ray 2.60 writes ~/.ray/auth_token with a
+      plain open-and-write when it finds none, so two first starts at once on a fresh
+      machine each write their own token.
+
+    So: create the token file once, atomically (link of a finished temporary, first
+    writer wins), then switch this process to token mode through Ray's own helper
+    (which re-reads the config) and drop its token cache.
     """
-    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
-        return
-    path = Path.home() / ".ray" / "auth_token"
+    if not (os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH")):
+        _create_token_file(Path.home() / ".ray" / "auth_token")
+    from ray._private.authentication.authentication_token_setup import _enable_token_auth
+    from ray._raylet import AuthenticationTokenLoader  # type: ignore[attr-defined]
+
+    _enable_token_auth()
+    AuthenticationTokenLoader.instance().reset_cache()
+
+
+def _create_token_file(path: Path) -> None:
     if path.exists():
         return
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,12 +102,11 @@ def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
     """Start (or join) Ray; the key must already be out of this process's environment."""
     if os.environ.get("CAUSAL_GYM_KEY"):
         raise ClusterError("internal: the key is still in the environment; Ray would copy it")
-    ensure_auth_token()
     if address:
         _check_reachable(address)
-        # Clusters run with token authentication (README, "On a cluster"): anyone who
-        # can reach an open Ray cluster can run code on the head, where the key is.
-        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    # Token authentication, embedded or cluster (README, "On a cluster"): anyone who
+    # can reach an open Ray instance can run code on the head, where the key is.
+    ensure_auth_token()
     options = {
         "include_dashboard": False,
         "log_to_driver": False,

@@ -14,7 +14,6 @@ awaitable), for trainers with an event loop. Errors the stream raises for a requ
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 import ray
@@ -41,7 +40,6 @@ class StreamClient:
     def __init__(self, name: str, address: str | None = "auto") -> None:
         if not ray.is_initialized():
             ensure_auth_token()
-            os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(
                 address=address,
                 namespace=NAMESPACE,
