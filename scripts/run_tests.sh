@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
+# One BLAS thread per test process: pytest-xdist already fills the cores, and BLAS
+# pools on top of it oversubscribe them (task generation ran 2-3x slower).
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}" OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 
 quick=""
 if [ "${1:-}" = "--quick" ]; then

@@ -1,6 +1,6 @@
-"""The audit: its checks flip when the numbers say so, the committed report passes them
-when they are recomputed (not read from its stored flags), and a live run reports and
-exits accordingly."""
+"""The audit: its tests have the false-alarm rates they claim, its checks flip when the
+numbers say so, the committed report passes them when they are recomputed (not read
+from its stored flags), and a live run reports and exits accordingly."""
 
 from __future__ import annotations
 
@@ -9,15 +9,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from scipy.stats import binom
 
-from causal_gym.audit.report import (
-    COVERAGE_BAND,
-    REWARD_BAND,
-    AuditReport,
-    HackProbe,
-    evaluate_checks,
-)
+from causal_gym.audit import stats
+from causal_gym.audit.report import FALSE_ALARM_BUDGET, AuditReport, evaluate_checks
 from tests.support.cli import causal_gym_cli
 
 COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report.json")))
@@ -29,120 +26,152 @@ def committed() -> AuditReport:
 
 def parts(report: AuditReport) -> dict[str, Any]:
     """The report as the dict of models that evaluate_checks reads."""
-    return {name: getattr(report, name) for name in type(report).model_fields if name != "checks"}
+    skip = {"checks", "total_false_alarm"}
+    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
 
 
 def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
     return {c.name: c.passed for c in evaluate_checks(report_parts)}
 
 
+def test_the_binomial_check_has_the_false_alarm_rate_it_states() -> None:
+    """Exact: the stated rate is the binomial mass outside the acceptance region, below
+    alpha; and by simulation, calibrated coverage fails about that often while a
+    coverage of 0.85 is caught at least 95% of the time at audit size."""
+    alpha = 0.001
+    lo, hi, rate = stats.binomial_acceptance(1200, 0.90, alpha)
+    assert rate == pytest.approx(binom.cdf(lo - 1, 1200, 0.9) + binom.sf(hi, 1200, 0.9))
+    assert 0 < rate <= alpha
+    draws = np.random.default_rng(13).binomial(1200, 0.90, 200_000)
+    failed = np.mean((draws < lo) | (draws > hi))
+    assert failed == pytest.approx(rate, abs=4 * np.sqrt(rate / 200_000) + 1e-5)
+    power = binom.cdf(lo - 1, 1200, 0.85) + binom.sf(hi, 1200, 0.85)
+    assert power > 0.95
+
+
+def test_demonstrations_report_their_power_shortfall() -> None:
+    clear = stats.shown_below(-0.2, 0.3, 1200, 0.05)
+    assert clear.passed and clear.false_alarm < 1e-12
+    marginal = stats.shown_below(-0.01, 0.3, 400, 0.05)
+    assert not marginal.passed and marginal.false_alarm > 0.5
+    tie = stats.no_better_than({0.88: (0.0, 0.01), 0.92: (0.003, 0.01)}, 1200, 0.001)
+    assert not tie.passed  # 0.92 beats 0.90 by 10 standard errors
+
+
 def test_committed_report_passes_its_checks_when_recomputed() -> None:
     report = committed()
-    assert report.per_family == 300 and report.namespace == "train"
-    assert report.materialization.failed == 0 and report.materialization.materialized == 900
+    labels = [k.label for k in report.keys]
+    assert labels[0] == "default" and len(labels) >= 3 and report.namespace == "train"
+    assert len({k.fingerprint for k in report.keys}) == len(labels)
+    assert report.per_family >= 400
+    assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
     recomputed = evaluate_checks(parts(report))
     assert [c.model_dump() for c in recomputed] == [c.model_dump() for c in report.checks]
     failing = [c.name for c in recomputed if not c.passed]
     assert not failing, failing
-    assert len(recomputed) == 31
-    for family in ("ate", "adjustment", "null_detect"):
-        assert COVERAGE_BAND[0] <= report.honest[family].coverage <= COVERAGE_BAND[1]
-        assert REWARD_BAND[0] <= report.honest[family].mean_reward <= REWARD_BAND[1]
+    assert report.total_false_alarm == pytest.approx(sum(c.false_alarm for c in recomputed))
+    assert report.total_false_alarm < FALSE_ALARM_BUDGET
+    assert {"ate", "adjustment", "null_detect", "overall"} <= set(report.third_party)
     for suffix in ("width_sweep", "coverage", "rewards"):
         png = COMMITTED.with_name(f"audit_report_{suffix}.png")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _with(report_parts: dict[str, Any], name: str, **changes: Any) -> dict[str, Any]:
-    return {**report_parts, name: report_parts[name].model_copy(update=changes)}
+def _with(report_parts: dict[str, Any], name: str, group: str | None, **changes: Any) -> dict:
+    value = report_parts[name]
+    if group is None:
+        return {**report_parts, name: value.model_copy(update=changes)}
+    return {**report_parts, name: {**value, group: value[group].model_copy(update=changes)}}
 
 
-@pytest.mark.parametrize(
-    ("perturb", "check"),
-    [
-        (lambda p: _with(p, "materialization", failed=1), "all tasks materialized"),
-        (
-            lambda p: {
-                **p,
-                "honest": {
-                    **p["honest"],
-                    "ate": p["honest"]["ate"].model_copy(update={"coverage": 0.87}),
-                },
-            },
-            "coverage in band (ate)",
-        ),
-        (
-            lambda p: {
-                **p,
-                "honest": {
-                    **p["honest"],
-                    "null_detect": p["honest"]["null_detect"].model_copy(
-                        update={"mean_reward": 0.91}
-                    ),
-                },
-            },
-            "honest reward in band (null_detect)",
-        ),
-        (
-            lambda p: {
-                **p,
-                "width_sweep": {
-                    **p["width_sweep"],
-                    "adjustment": p["width_sweep"]["adjustment"].model_copy(
-                        update={"argmax_level": 0.91}
-                    ),
-                },
-            },
-            "width sweep peaks at 0.90 (adjustment)",
-        ),
-        (
-            lambda p: _with(
-                p,
-                "structural_null_narrow",
-                narrow_mean_estimand_reward=p["structural_null_narrow"].honest_mean_estimand_reward,
-            ),
-            "1%-of-scale interval on structural nulls below honest",
-        ),
-        (
-            lambda p: _with(p, "prior_only_null", mean_brier_skill=0.05),
-            "prior-only forecast has Brier skill ~0",
-        ),
-        (
-            lambda p: {
-                **p,
-                "hack_probes": {
-                    **p["hack_probes"],
-                    "diff_in_means": HackProbe(
-                        mean_reward=0.99,
-                        per_family={**p["hack_probes"]["diff_in_means"].per_family, "ate": 0.99},
-                        share_of_tasks_beating_honest=1.0,
-                    ),
-                },
-            },
-            "diff_in_means below honest",
-        ),
-    ],
-)
+def _probe(report_parts: dict[str, Any], probe: str, group: str, diff: float) -> dict:
+    hack = report_parts["hack_probes"][probe]
+    paired = hack.by_group[group].model_copy(update={"diff_mean": diff})
+    changed = hack.model_copy(update={"by_group": {**hack.by_group, group: paired}})
+    return {**report_parts, "hack_probes": {**report_parts["hack_probes"], probe: changed}}
+
+
+def _third(report_parts: dict[str, Any], group: str, **changes: Any) -> dict:
+    third = report_parts["third_party"][group]
+    reward = third.reward.model_copy(update=changes.pop("reward", {}))
+    changed = third.model_copy(update={"reward": reward, **changes})
+    return {**report_parts, "third_party": {**report_parts["third_party"], group: changed}}
+
+
+def _sweep(report_parts: dict[str, Any]) -> dict:
+    sweep = report_parts["width_sweep"]["adjustment"]
+    diffs = list(sweep.diff_mean_vs_90)
+    diffs[sweep.levels.index(0.91)] = 0.05
+    return _with(report_parts, "width_sweep", "adjustment", diff_mean_vs_90=tuple(diffs))
+
+
+def _keys(report_parts: dict[str, Any]) -> dict:
+    first = report_parts["keys"][0].model_copy(update={"failed_ids": ("train:ate:7",)})
+    return {**report_parts, "keys": (first, *report_parts["keys"][1:])}
+
+
+def _narrow(report_parts: dict[str, Any]) -> dict:
+    narrow = report_parts["structural_null_narrow"]
+    estimand = narrow.estimand.model_copy(update={"diff_mean": 0.01})
+    return _with(report_parts, "structural_null_narrow", None, estimand=estimand)
+
+
+PERTURBATIONS = [
+    (_keys, "all tasks materialized (default)"),
+    (
+        lambda p: _with(p, "honest", "ate/default", covered=p["honest"]["ate/default"].n * 8 // 10),
+        "coverage is 0.9 (ate/default)",
+    ),
+    (
+        lambda p: _with(p, "honest", "null_detect", mean_reward=0.95, sd_reward=0.1),
+        "honest reward in (0.75, 0.9) (null_detect)",
+    ),
+    (_sweep, "no interval level beats 0.90 (adjustment)"),
+    (
+        lambda p: _probe(p, "diff_in_means", "ate", 0.05),
+        "diff_in_means below honest (ate)",
+    ),
+    (_narrow, "1%-of-scale oracle interval on structural nulls below honest (estimand reward)"),
+    (
+        lambda p: _with(p, "prior_only_null", None, max_abs_block_brier_skill=0.05),
+        "prior-only forecast has Brier skill exactly 0 on whole blocks",
+    ),
+    (
+        lambda p: _third(p, "ate", reward={"diff_mean": -0.08}),
+        "AIPW reward within 0.03 of the reference (ate)",
+    ),
+    (
+        lambda p: _third(p, "adjustment", covered=p["third_party"]["adjustment"].reward.n // 2),
+        "AIPW coverage in (0.86, 0.94) (adjustment)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("perturb", "check"), PERTURBATIONS)
 def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> None:
     good = parts(committed())
     assert verdicts(good)[check] is True
     bad = verdicts(perturb(good))
     assert bad[check] is False
-    # only the perturbed check (and, for a probe, its per-family twin) flips
     flipped = {name for name, ok in bad.items() if not ok}
-    assert flipped <= {check, check.replace(" below honest", " below honest (ate)")}
+    powered = next(name for name in bad if name.startswith("the audit is powered"))
+    assert flipped <= {check, powered}  # only the perturbed check (and the power sum)
 
 
 def test_live_audit_run_reports_and_exits_by_its_checks(tmp_path: Path) -> None:
-    """A small live run through the CLI: report fields, honest width = r, plots, and an
-    exit code and FAIL lines that follow the recomputed checks."""
+    """A small live run through the CLI, two keys and two workers: report fields,
+    honest width = r, plots, and an exit code and FAIL lines that follow the
+    recomputed checks (a run this small is underpowered, and says so)."""
     out = tmp_path / "audit.json"
-    proc = causal_gym_cli("audit", "--per-family", "4", "--out", str(out))
+    proc = causal_gym_cli(
+        "audit", "--per-family", "20", "--keys", "2", "--workers", "2", "--out", str(out)
+    )
     live = AuditReport.model_validate_json(out.read_text())
-    assert live.materialization.failed == 0
-    assert live.honest["overall"].n == 12
+    assert [k.label for k in live.keys] == ["default", "random-1"]
+    assert all(k.materialized == 60 for k in live.keys)
+    assert live.honest["overall"].n == 120 and live.honest["ate/random-1"].n == 20
     assert abs(live.honest["overall"].mean_width_ratio - 1.0) < 1e-9
-    assert live.prior_only_null.n == 4
+    assert live.prior_only_null.n == 40 and live.prior_only_null.whole_blocks == 2
     recomputed = evaluate_checks(parts(live))
     assert [c.passed for c in recomputed] == [c.passed for c in live.checks]
     assert proc.returncode == (0 if all(c.passed for c in recomputed) else 1)
@@ -150,4 +179,14 @@ def test_live_audit_run_reports_and_exits_by_its_checks(tmp_path: Path) -> None:
         assert (f"FAIL {c.name}" in proc.stderr) == (not c.passed), c.name
     for suffix in ("width_sweep", "coverage", "rewards"):
         assert (tmp_path / f"audit_{suffix}.png").stat().st_size > 1000
-    assert json.loads(out.read_text())["per_family"] == 4
+    assert json.loads(out.read_text())["per_family"] == 20
+
+
+def test_bad_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    small = causal_gym_cli("audit", "--per-family", "5", "--out", str(tmp_path / "a.json"))
+    assert small.returncode != 0 and "20" in small.stderr
+    frozen = causal_gym_cli(
+        "audit", "--namespace", "eval-v1", "--keys", "2", "--out", str(tmp_path / "a.json")
+    )
+    assert frozen.returncode != 0 and "--keys 1" in frozen.stderr
+    assert not (tmp_path / "a.json").exists()

@@ -8,8 +8,14 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.errors import TaskIdError
+from causal_gym.generate.version import GENERATOR_VERSION
 from causal_gym.spec.plan import NULL_BLOCK_SIZE, plan_task
-from causal_gym.splits.freeze import ManifestKeyError, spread_sample, verify_entries
+from causal_gym.splits.freeze import (
+    GeneratorVersionError,
+    ManifestKeyError,
+    spread_sample,
+    verify_entries,
+)
 from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
 from causal_gym.task_id import TaskId
 from tests.support.cli import causal_gym_cli
@@ -47,6 +53,16 @@ def test_eval_rows_come_from_the_manifest(default_key) -> None:
 def test_ids_outside_the_manifest_are_errors(default_key, task_id: str) -> None:
     with pytest.raises(TaskIdError, match="not in the frozen eval-v1 manifest"):
         generate_task(task_id, default_key)
+
+
+def test_the_manifest_records_the_generator_it_was_frozen_by(default_key) -> None:
+    """eval-v1 was re-frozen once, by generator 2 (CHANGELOG.md); a manifest from
+    another generator version is refused by name, not reported as 500 mismatches."""
+    manifest = load_manifest()
+    assert manifest.generator_version == GENERATOR_VERSION == 2
+    older = manifest.model_copy(update={"generator_version": 1})
+    with pytest.raises(GeneratorVersionError, match="generator version 1; this is version 2"):
+        verify_entries(older, older.tasks[:1], default_key)
 
 
 def test_other_key_cannot_verify(other_key) -> None:

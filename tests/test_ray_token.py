@@ -48,7 +48,6 @@ def test_an_existing_or_configured_token_is_left_alone(tmp_path: Path) -> None:
     assert done.stdout.strip() == "False", done.stderr
 
 
-
 STALE = """
 from pathlib import Path
 from ray._raylet import AuthenticationTokenLoader

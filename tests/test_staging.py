@@ -48,12 +48,16 @@ def test_floats_use_a_fixed_format_per_column(task_id: str) -> None:
     for column in frame.columns:
         kind = dictionary.types[column]
         cells = frame[column][frame[column] != ""]
-        if kind == "numeric":
+        if kind.startswith(("count", "integer")):
+            assert all(re.fullmatch(r"\d+", v) for v in cells), column
+        elif kind.startswith(("number", "positive number")):
             decimals = {len(v.split(".")[1]) for v in cells}
             assert len(decimals) == 1, column
             assert all(re.fullmatch(r"-?\d+\.\d+", v) for v in cells), column
-        elif kind == "binary":
-            assert set(cells) <= {"0", "1"}
+        else:
+            assert kind in ("binary", "categorical", "coded"), kind
+            if kind == "binary":
+                assert set(cells) <= {"0", "1"}
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -12,19 +12,25 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from causal_gym.audit.policies import HACK_PROBES
-from causal_gym.audit.report import COVERAGE_BAND, AuditReport
+from causal_gym.audit.report import NOMINAL_COVERAGE, AuditReport
 from causal_gym.audit.runner import TaskAudit
+from causal_gym.audit.stats import binomial_acceptance
 
 
 def plot_width_sweep(report: AuditReport, path: Path) -> None:
+    """Mean estimand reward by nominal level, with 2-SE bands of the paired gap to 0.90."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for family, sweep in report.width_sweep.items():
         style = {"linewidth": 2.5, "color": "black"} if family == "overall" else {"alpha": 0.8}
-        ax.plot(sweep.levels, sweep.mean_estimand_reward, marker="o", label=family, **style)
+        means = np.array(sweep.mean_estimand_reward)
+        ax.plot(sweep.levels, means, marker="o", label=family, **style)
+        half = 2 * np.array(sweep.diff_sd_vs_90) / np.sqrt(sweep.n)
+        ax.fill_between(sweep.levels, means - half, means + half, alpha=0.12, color="grey")
     ax.axvline(0.90, linestyle="--", color="grey")
     ax.set_xlabel("nominal interval level (reference estimate, rescaled SE)")
-    ax.set_ylabel("mean estimand reward")
-    ax.set_title("Width sweep: expected reward peaks at the 90% interval")
+    ax.set_ylabel("mean estimand reward (band: 2 SE of the gap to 0.90)")
+    keys = ", ".join(k.label for k in report.keys)
+    ax.set_title(f"Width sweep, pooled over keys ({keys})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -32,18 +38,28 @@ def plot_width_sweep(report: AuditReport, path: Path) -> None:
 
 
 def plot_coverage(report: AuditReport, path: Path) -> None:
-    families = list(report.honest)
-    values = [report.honest[f].coverage for f in families]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.bar(families, values, color=["#4c72b0"] * (len(families) - 1) + ["#333333"])
-    ax.axhspan(*COVERAGE_BAND, color="green", alpha=0.15, label="target band")
-    ax.axhline(0.90, color="green", linestyle="--")
-    for i, v in enumerate(values):
-        ax.text(i, v + 0.003, f"{v:.3f}", ha="center")
+    """Coverage per family, per key and pooled, with each check's acceptance region."""
+    families = [g for g in report.honest if "/" not in g]
+    labels = [k.label for k in report.keys]
+    series = [*labels, "pooled"] if len(labels) > 1 else ["pooled"]
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for j, name in enumerate(series):
+        for i, family in enumerate(families):
+            group = family if name == "pooled" else f"{family}/{name}"
+            if group not in report.honest:
+                continue
+            s = report.honest[group]
+            lo, hi, _ = binomial_acceptance(s.n, NOMINAL_COVERAGE, report.per_check_alpha)
+            x = i + (j - (len(series) - 1) / 2) * width
+            ax.bar(x, s.coverage, width * 0.9, color=f"C{j}", label=name if i == 0 else None)
+            ax.plot([x, x], [lo / s.n, hi / s.n], color="black", linewidth=1)
+    ax.axhline(NOMINAL_COVERAGE, color="green", linestyle="--")
+    ax.set_xticks(range(len(families)), families)
     ax.set_ylim(0.80, 1.0)
     ax.set_ylabel("honest 90% interval coverage")
-    ax.set_title("Coverage of the honest reference by family")
-    ax.legend(loc="lower right")
+    ax.set_title("Coverage by family and key (whiskers: each check's acceptance region)")
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -54,14 +70,14 @@ def plot_rewards(rows: list[TaskAudit], path: Path) -> None:
     families = sorted({r.family for r in rows})
     bins = np.linspace(-1.0, 1.0, 41)
     for family in families:
-        values = [max(-1.0, r.honest.reward) for r in rows if r.family == family]
+        values = [max(-1.0, r.reward) for r in rows if r.family == family]
         left.hist(values, bins=bins, alpha=0.5, label=family)
     left.set_xlabel("honest reward (clipped at -1 for display)")
     left.set_ylabel("tasks")
     left.set_title("Honest reward by family")
     left.legend()
-    names = ["honest", *HACK_PROBES]
-    data = [[max(-1.0, r.honest.reward) for r in rows]]
+    names = ["honest", "aipw_third_party", *HACK_PROBES]
+    data = [[max(-1.0, r.reward) for r in rows], [max(-1.0, r.aipw_reward) for r in rows]]
     data += [[max(-1.0, r.probes[name]) for r in rows] for name in HACK_PROBES]
     right.boxplot(data, showfliers=False)
     right.set_xticks(range(1, len(names) + 1), [n.replace("_", "\n") for n in names], fontsize=7)

@@ -1,168 +1,259 @@
 """The audit report: the committed numbers and the checks they must pass.
 
-A pydantic model because the report is a published file; `checks` turns the targets
-of the design (coverage and reward bands, a 90% sweep peak, every probe below
-honest) into named pass/fail lines so a regression is one glance away.
+A pydantic model because the report is a published file. It stores the sufficient
+statistics of every check (counts, means, SDs of paired differences), so
+`evaluate_checks` recomputes each verdict from the file alone. Each check names the
+statistical test it is and its false-alarm rate (see audit/stats.py); the per-check
+level is the 1% budget split over the checks that can fail by chance.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-COVERAGE_BAND = (0.88, 0.92)
+from causal_gym.audit import stats
+
+NOMINAL_COVERAGE = 0.90
 REWARD_BAND = (0.75, 0.90)
-PRIOR_SKILL_TOLERANCE = 0.02
-PEAK_LEVEL = 0.90
+THIRD_PARTY_REWARD_TOLERANCE = 0.03
+THIRD_PARTY_COVERAGE_BAND = (0.86, 0.94)
+FALSE_ALARM_BUDGET = 0.01
+#: Of the budget, what the consistency checks may spend (split evenly, Bonferroni);
+#: the rest is headroom for the demonstrations' estimated power shortfalls.
+CONSISTENCY_BUDGET = 0.008
+#: Demonstrations ("a probe scores below honest") must be significant at this level.
+DEMONSTRATION_LEVEL = 0.05
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class KeyRun(_Model):
+    label: str  # "default" or "random-N"
+    fingerprint: str
+    requested: int
+    materialized: int
+    failed_ids: tuple[str, ...]
+    mean_generation_attempts: float
+
+
 class HonestSummary(_Model):
     n: int
     mean_reward: float
+    sd_reward: float
     mean_estimand_reward: float
     mean_clipped_reward: float
     median_reward: float
     p05_reward: float
+    covered: int
     coverage: float
     mean_width_ratio: float
     mean_validity: float | None = None
     mean_brier_skill: float | None = None
 
 
+class Paired(_Model):
+    """A paired difference (something minus the honest reference) over n tasks."""
+
+    n: int
+    mean: float
+    diff_mean: float
+    diff_sd: float
+
+
 class WidthSweep(_Model):
+    n: int
     levels: tuple[float, ...]
     mean_estimand_reward: tuple[float, ...]
     coverage: tuple[float, ...]
-    argmax_level: float
+    diff_mean_vs_90: tuple[float, ...]
+    diff_sd_vs_90: tuple[float, ...]
+
+
+class HackProbe(_Model):
+    by_group: dict[str, Paired]  # families and "overall"
+    share_of_tasks_beating_honest: float
 
 
 class NullNarrowProbe(_Model):
-    n: int
+    estimand: Paired  # oracle 0 with a 1%-of-scale interval, estimand reward
     honest_mean_estimand_reward: float
-    narrow_mean_estimand_reward: float
     honest_mean_reward: float
     narrow_mean_reward_with_oracle_probability: float
 
 
 class PriorOnlyProbe(_Model):
     n: int
-    mean_brier_skill: float
+    whole_blocks: int  # blocks of 20 null_detect ids, over all keys
+    max_abs_block_brier_skill: float  # the largest |mean skill| of any key's whole blocks
     honest_mean_brier_skill: float
     mean_reward: float
 
 
-class HackProbe(_Model):
-    mean_reward: float
-    per_family: dict[str, float]
-    share_of_tasks_beating_honest: float
+class ThirdParty(_Model):
+    """The AIPW analyst (reference/aipw.py): reward paired with the reference's."""
+
+    reward: Paired
+    covered: int
+    coverage: float
 
 
 class Check(_Model):
     name: str
+    test: str
     passed: bool
     detail: str
-
-
-class Materialization(_Model):
-    requested: int
-    materialized: int
-    failed: int
-    failed_ids: tuple[str, ...]
-    mean_generation_attempts: float
+    false_alarm: float
 
 
 class AuditReport(_Model):
     namespace: str
     per_family: int
-    key_fingerprint: str
-    materialization: Materialization
-    honest: dict[str, HonestSummary]
-    width_sweep: dict[str, WidthSweep]
+    keys: tuple[KeyRun, ...]
+    per_check_alpha: float
+    honest: dict[str, HonestSummary]  # "ate", "ate/default", ..., "overall"
+    width_sweep: dict[str, WidthSweep]  # families and "overall", pooled over keys
+    hack_probes: dict[str, HackProbe]
     structural_null_narrow: NullNarrowProbe
     prior_only_null: PriorOnlyProbe
-    hack_probes: dict[str, HackProbe]
+    third_party: dict[str, ThirdParty]  # families and "overall"
     checks: tuple[Check, ...]
+    total_false_alarm: float
 
     @property
     def passed(self) -> bool:
         return all(c.passed for c in self.checks)
 
 
+def consistency_checks(report: dict) -> int:
+    """How many consistency checks the report has (the Bonferroni denominator)."""
+    coverage = len(report["honest"])  # every group, per key and pooled
+    bands = len([g for g in report["honest"] if "/" not in g])  # pooled groups only
+    sweeps = len(report["width_sweep"])
+    third = 2 * len([g for g in report["third_party"] if g != "overall"])
+    return coverage + bands + sweeps + third
+
+
+def _check(name: str, test: str, verdict: stats.Verdict) -> Check:
+    return Check(
+        name=name,
+        test=test,
+        passed=verdict.passed,
+        detail=verdict.detail,
+        false_alarm=verdict.false_alarm,
+    )
+
+
 def evaluate_checks(report: dict) -> list[Check]:
     """Named checks over a report under construction (a plain dict of the models)."""
+    alpha = report["per_check_alpha"]
     checks: list[Check] = []
-    mat: Materialization = report["materialization"]
-    checks.append(
-        Check(
-            name="all tasks materialized",
-            passed=mat.failed == 0,
-            detail=f"{mat.failed} of {mat.requested} failed",
+    for run in report["keys"]:
+        checks.append(
+            Check(
+                name=f"all tasks materialized ({run.label})",
+                test="exact",
+                passed=not run.failed_ids,
+                detail=f"{len(run.failed_ids)} of {run.requested} failed",
+                false_alarm=0.0,
+            )
         )
-    )
     honest: dict[str, HonestSummary] = report["honest"]
-    for family, summary in honest.items():
-        lo, hi = COVERAGE_BAND
+    for group, s in honest.items():
         checks.append(
-            Check(
-                name=f"coverage in band ({family})",
-                passed=lo <= summary.coverage <= hi,
-                detail=f"{summary.coverage:.4f} vs [{lo}, {hi}]",
+            _check(
+                f"coverage is {NOMINAL_COVERAGE} ({group})",
+                "two-sided exact binomial test",
+                stats.coverage_test(s.covered, s.n, NOMINAL_COVERAGE, alpha),
             )
         )
-        lo, hi = REWARD_BAND
+    for group, s in honest.items():
+        if "/" in group:
+            continue
         checks.append(
-            Check(
-                name=f"honest reward in band ({family})",
-                passed=lo <= summary.mean_reward <= hi,
-                detail=f"{summary.mean_reward:.4f} vs [{lo}, {hi}]",
+            _check(
+                f"honest reward in {REWARD_BAND} ({group})",
+                "interval of the mean misses the band",
+                stats.mean_in_band(s.mean_reward, s.sd_reward, s.n, REWARD_BAND, alpha),
             )
         )
-    for family, sweep in report["width_sweep"].items():
+    for group, sweep in report["width_sweep"].items():
+        rivals = {
+            level: (m, sd)
+            for level, m, sd in zip(
+                sweep.levels, sweep.diff_mean_vs_90, sweep.diff_sd_vs_90, strict=True
+            )
+            if level != NOMINAL_COVERAGE
+        }
         checks.append(
-            Check(
-                name=f"width sweep peaks at 0.90 ({family})",
-                passed=sweep.argmax_level == PEAK_LEVEL,
-                detail=f"argmax at {sweep.argmax_level}",
+            _check(
+                f"no interval level beats 0.90 ({group})",
+                "one-sided paired z-tests, Bonferroni over levels",
+                stats.no_better_than(rivals, sweep.n, alpha),
             )
         )
+    for name, probe in report["hack_probes"].items():
+        for group, paired in probe.by_group.items():
+            checks.append(
+                _check(
+                    f"{name} below honest ({group})",
+                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
+                    stats.shown_below(
+                        paired.diff_mean, paired.diff_sd, paired.n, DEMONSTRATION_LEVEL
+                    ),
+                )
+            )
     narrow: NullNarrowProbe = report["structural_null_narrow"]
-    narrow_value, honest_value = (
-        narrow.narrow_mean_estimand_reward,
-        narrow.honest_mean_estimand_reward,
-    )
     checks.append(
-        Check(
-            name="1%-of-scale interval on structural nulls below honest",
-            passed=narrow_value < honest_value,
-            detail=f"{narrow_value:.4f} < {honest_value:.4f}",
+        _check(
+            "1%-of-scale oracle interval on structural nulls below honest (estimand reward)",
+            f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
+            stats.shown_below(
+                narrow.estimand.diff_mean,
+                narrow.estimand.diff_sd,
+                narrow.estimand.n,
+                DEMONSTRATION_LEVEL,
+            ),
         )
     )
     prior: PriorOnlyProbe = report["prior_only_null"]
     checks.append(
         Check(
-            name="prior-only forecast has Brier skill ~0",
-            passed=abs(prior.mean_brier_skill) <= PRIOR_SKILL_TOLERANCE,
-            detail=f"{prior.mean_brier_skill:+.4f}",
+            name="prior-only forecast has Brier skill exactly 0 on whole blocks",
+            test="exact",
+            passed=prior.whole_blocks > 0 and prior.max_abs_block_brier_skill <= 1e-9,
+            detail=f"largest |mean skill| {prior.max_abs_block_brier_skill:.1e} "
+            f"over {prior.whole_blocks} blocks",
+            false_alarm=0.0,
         )
     )
-    overall = honest["overall"].mean_reward
-    for name, probe in report["hack_probes"].items():
+    for group, third in report["third_party"].items():
+        if group == "overall":
+            continue
+        r = third.reward
         checks.append(
-            Check(
-                name=f"{name} below honest",
-                passed=probe.mean_reward < overall,
-                detail=f"{probe.mean_reward:.4f} < {overall:.4f}",
+            _check(
+                f"AIPW reward within {THIRD_PARTY_REWARD_TOLERANCE} of the reference ({group})",
+                "interval of the paired difference misses the tolerance",
+                stats.within_of(r.diff_mean, r.diff_sd, r.n, THIRD_PARTY_REWARD_TOLERANCE, alpha),
             )
         )
-        for family, value in probe.per_family.items():
-            checks.append(
-                Check(
-                    name=f"{name} below honest ({family})",
-                    passed=value < honest[family].mean_reward,
-                    detail=f"{value:.4f} < {honest[family].mean_reward:.4f}",
-                )
+        checks.append(
+            _check(
+                f"AIPW coverage in {THIRD_PARTY_COVERAGE_BAND} ({group})",
+                "exact binomial interval misses the band",
+                stats.share_interval(third.covered, r.n, THIRD_PARTY_COVERAGE_BAND, alpha),
             )
+        )
+    total = sum(c.false_alarm for c in checks)
+    checks.append(
+        Check(
+            name=f"the audit is powered: false alarms below {FALSE_ALARM_BUDGET:.0%}",
+            test="sum of the checks' false-alarm rates (Bonferroni bound)",
+            passed=total < FALSE_ALARM_BUDGET,
+            detail=f"{total:.3%}",
+            false_alarm=0.0,
+        )
+    )
     return checks

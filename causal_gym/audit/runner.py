@@ -1,34 +1,29 @@
-"""Run the anti-hack audit: materialize tasks, answer them every way, score, summarize."""
+"""Run the anti-hack audit: materialize tasks under several keys, answer each one
+every way, score, and hand plain numbers to the summary.
+
+Tasks are independent, so they are spread over forked worker processes. The keys are
+module state set before the fork: workers inherit them in memory, and only a key's
+position in the list and a task id ever cross a pipe (never a key, never a truth).
+Each worker returns floats, not score records, which are sealed against pickling.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import multiprocessing
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
 
 from causal_gym.audit.policies import (
     HACK_PROBES,
-    SWEEP_LEVELS,
     SWEEP_POLICIES,
     honest,
     narrow_null,
     prior_only,
     staged_view,
 )
-from causal_gym.audit.report import (
-    AuditReport,
-    HackProbe,
-    HonestSummary,
-    Materialization,
-    NullNarrowProbe,
-    PriorOnlyProbe,
-    WidthSweep,
-    evaluate_checks,
-)
 from causal_gym.errors import GenerationError
 from causal_gym.generate.pipeline import generate_task
+from causal_gym.reference.aipw import aipw_submission
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
@@ -37,144 +32,122 @@ from causal_gym.task import Task
 from causal_gym.task_id import FAMILIES
 
 Tick = Callable[[str], None]
+_KEYS: list[DerivationKey] = []  # set by run_audit before the workers fork
 
 
 @dataclass(frozen=True)
 class TaskAudit:
+    """One task's numbers: the honest reference, the sweep, the probes, the AIPW row."""
+
+    key: str
     task_id: str
     family: str
     attempts: int
-    honest: ScoreRecord
-    sweep: tuple[ScoreRecord, ...]
+    reward: float
+    estimand_reward: float
+    clipped_reward: float
+    covered: bool
+    width_ratio: float
+    validity: float | None
+    brier_skill: float | None
+    sweep_estimand: tuple[float, ...]
+    sweep_covered: tuple[bool, ...]
     probes: dict[str, float]
-    narrow: ScoreRecord | None
-    prior: ScoreRecord | None
+    narrow_estimand: float | None
+    narrow_reward: float | None
+    prior_skill: float | None
+    prior_reward: float | None
+    aipw_reward: float
+    aipw_covered: bool
 
 
-def audit_task(task: Task) -> TaskAudit:
+def _scored(task: Task, answer: dict[str, object]) -> ScoreRecord:
+    record = score_answer(task, answer)
+    if record is None:
+        raise GenerationError(f"{task.public.task_id}: an audit answer did not validate")
+    return record
+
+
+def audit_task(task: Task, key_label: str) -> TaskAudit:
     view = staged_view(task.public)
-    honest_record = score_answer(task, honest(view))
-    if honest_record is None:
-        raise GenerationError(
-            f"{task.public.task_id}: the honest reference answer did not validate"
-        )
-    sweep = tuple(score_answer(task, policy(view)) for policy in SWEEP_POLICIES)
+    ref = _scored(task, honest(view))
+    sweep = [_scored(task, policy(view)) for policy in SWEEP_POLICIES]
     null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
+    narrow = _scored(task, narrow_null(view)) if null else None
+    prior = _scored(task, prior_only(view)) if task.public.family.value == "null_detect" else None
+    files = task.public.files
+    aipw = _scored(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
     return TaskAudit(
+        key=key_label,
         task_id=task.public.task_id,
         family=task.public.family.value,
         attempts=task.public.generation_attempts,
-        honest=honest_record,
-        sweep=sweep,  # type: ignore[arg-type]
-        probes={
-            name: episode_score(task, probe(view)).reward for name, probe in HACK_PROBES.items()
-        },
-        narrow=score_answer(task, narrow_null(view)) if null else None,
-        prior=score_answer(task, prior_only(view))
-        if task.public.family.value == "null_detect"
-        else None,
+        reward=ref.reward,
+        estimand_reward=ref.estimand_reward,
+        clipped_reward=ref.clipped_reward,
+        covered=ref.covered,
+        width_ratio=ref.width_ratio,
+        validity=ref.validity,
+        brier_skill=ref.brier_skill,
+        sweep_estimand=tuple(s.estimand_reward for s in sweep),
+        sweep_covered=tuple(s.covered for s in sweep),
+        probes={name: episode_score(task, p(view)).reward for name, p in HACK_PROBES.items()},
+        narrow_estimand=narrow.estimand_reward if narrow else None,
+        narrow_reward=narrow.reward if narrow else None,
+        prior_skill=prior.brier_skill if prior else None,
+        prior_reward=prior.reward if prior else None,
+        aipw_reward=aipw.reward,
+        aipw_covered=aipw.covered,
     )
 
 
-def _honest_summary(rows: list[TaskAudit]) -> HonestSummary:
-    rewards = np.array([r.honest.reward for r in rows])
-    validity = [r.honest.validity for r in rows if r.honest.validity is not None]
-    skills = [r.honest.brier_skill for r in rows if r.honest.brier_skill is not None]
-    return HonestSummary(
-        n=len(rows),
-        mean_reward=float(rewards.mean()),
-        mean_estimand_reward=float(np.mean([r.honest.estimand_reward for r in rows])),
-        mean_clipped_reward=float(np.mean([r.honest.clipped_reward for r in rows])),
-        median_reward=float(np.median(rewards)),
-        p05_reward=float(np.percentile(rewards, 5)),
-        coverage=float(np.mean([r.honest.covered for r in rows])),
-        mean_width_ratio=float(np.mean([r.honest.width_ratio for r in rows])),
-        mean_validity=float(np.mean(validity)) if validity else None,
-        mean_brier_skill=float(np.mean(skills)) if skills else None,
-    )
+Job = tuple[int, str, str]  # (key position, key label, task id)
+Outcome = tuple[str, str, TaskAudit | None]  # (key label, task id, row or None if failed)
 
 
-def _sweep(rows: list[TaskAudit]) -> WidthSweep:
-    means = [
-        float(np.mean([r.sweep[i].estimand_reward for r in rows])) for i in range(len(SWEEP_LEVELS))
-    ]
-    coverage = [
-        float(np.mean([r.sweep[i].covered for r in rows])) for i in range(len(SWEEP_LEVELS))
-    ]
-    return WidthSweep(
-        levels=SWEEP_LEVELS,
-        mean_estimand_reward=tuple(means),
-        coverage=tuple(coverage),
-        argmax_level=SWEEP_LEVELS[int(np.argmax(means))],
-    )
+def _work(job: Job) -> Outcome:
+    position, label, task_id = job
+    try:
+        return label, task_id, audit_task(generate_task(task_id, _KEYS[position]), label)
+    except GenerationError:
+        return label, task_id, None
 
 
-def summarize(
-    rows: list[TaskAudit], failed: list[str], namespace: str, per_family: int, key: DerivationKey
-) -> AuditReport:
-    groups = {f: [r for r in rows if r.family == f] for f in FAMILIES}
-    groups = {f: g for f, g in groups.items() if g}
-    honest_by = {f: _honest_summary(g) for f, g in groups.items()} | {
-        "overall": _honest_summary(rows)
-    }
-    nulls = [(r.honest, r.narrow) for r in rows if r.narrow is not None]
-    nd = [(r.honest, r.prior) for r in rows if r.prior is not None]
-    overall_honest = np.array([r.honest.reward for r in rows])
-    report: dict[str, Any] = {
-        "namespace": namespace,
-        "per_family": per_family,
-        "key_fingerprint": key.fingerprint,
-        "materialization": Materialization(
-            requested=len(rows) + len(failed),
-            materialized=len(rows),
-            failed=len(failed),
-            failed_ids=tuple(failed),
-            mean_generation_attempts=float(np.mean([r.attempts for r in rows])),
-        ),
-        "honest": honest_by,
-        "width_sweep": {f: _sweep(g) for f, g in groups.items()} | {"overall": _sweep(rows)},
-        "structural_null_narrow": NullNarrowProbe(
-            n=len(nulls),
-            honest_mean_estimand_reward=float(np.mean([h.estimand_reward for h, _ in nulls])),
-            narrow_mean_estimand_reward=float(np.mean([n.estimand_reward for _, n in nulls])),
-            honest_mean_reward=float(np.mean([h.reward for h, _ in nulls])),
-            narrow_mean_reward_with_oracle_probability=float(np.mean([n.reward for _, n in nulls])),
-        ),
-        "prior_only_null": PriorOnlyProbe(
-            n=len(nd),
-            mean_brier_skill=float(np.mean([p.brier_skill or 0.0 for _, p in nd])),
-            honest_mean_brier_skill=float(np.mean([h.brier_skill or 0.0 for h, _ in nd])),
-            mean_reward=float(np.mean([p.reward for _, p in nd])),
-        ),
-        "hack_probes": {
-            name: HackProbe(
-                mean_reward=float(np.mean([r.probes[name] for r in rows])),
-                per_family={
-                    f: float(np.mean([r.probes[name] for r in g])) for f, g in groups.items()
-                },
-                share_of_tasks_beating_honest=float(
-                    np.mean(np.array([r.probes[name] for r in rows]) > overall_honest)
-                ),
-            )
-            for name in HACK_PROBES
-        },
-    }
-    report["checks"] = tuple(evaluate_checks(report))
-    return AuditReport.model_validate(report)
+def _outcomes(jobs: list[Job], workers: int) -> Iterator[Outcome]:
+    if workers <= 1:
+        yield from map(_work, jobs)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap_unordered(_work, jobs, chunksize=4)
 
 
 def run_audit(
-    key: DerivationKey, per_family: int, namespace: str = "train", tick: Tick | None = None
-) -> tuple[AuditReport, list[TaskAudit]]:
-    rows: list[TaskAudit] = []
-    failed: list[str] = []
-    for family in FAMILIES:
-        for index in range(per_family):
-            task_id = f"{namespace}:{family}:{index}"
-            try:
-                rows.append(audit_task(generate_task(task_id, key)))
-            except GenerationError:
-                failed.append(task_id)
+    keys: list[tuple[str, DerivationKey]],
+    per_family: int,
+    namespace: str = "train",
+    workers: int = 1,
+    tick: Tick | None = None,
+) -> tuple[list[TaskAudit], dict[str, list[str]]]:
+    """Every (key, family, index) task audited; rows in a fixed order whatever the
+    worker count, and the ids that failed to generate, by key label."""
+    _KEYS[:] = [key for _, key in keys]
+    jobs = [
+        (position, label, f"{namespace}:{family}:{index}")
+        for position, (label, _) in enumerate(keys)
+        for family in FAMILIES
+        for index in range(per_family)
+    ]
+    rows: dict[tuple[str, str], TaskAudit] = {}
+    failed: dict[str, list[str]] = {label: [] for label, _ in keys}
+    try:
+        for label, task_id, row in _outcomes(jobs, workers):
+            if row is None:
+                failed[label].append(task_id)
+            else:
+                rows[(label, task_id)] = row
             if tick:
-                tick(task_id)
-    return summarize(rows, failed, namespace, per_family, key), rows
+                tick(f"{label} {task_id}")
+    finally:
+        _KEYS.clear()
+    ordered = [rows[(label, tid)] for _, label, tid in jobs if (label, tid) in rows]
+    return ordered, {label: sorted(ids) for label, ids in failed.items()}

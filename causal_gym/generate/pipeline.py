@@ -1,4 +1,8 @@
-"""derive -> SCM -> certify -> sample -> mess -> name -> stage -> solvability -> Task.
+"""derive -> SCM -> name -> sample -> certify -> place -> mess -> stage -> solvability -> Task.
+
+Names come before sampling because a root's documented kind (a count, a 0-10 score)
+chooses the marginal it is drawn from; placement after sampling puts every column
+computed from parents inside its unit's bounds.
 
 One function, `generate_task`, owns the rejection loop: a candidate that fails the
 certificate or the solvability check is redrawn with the attempt counter folded into
@@ -24,6 +28,7 @@ from causal_gym.splits.manifest import eval_v1_rows
 from causal_gym.staging.csv_bytes import render_csv
 from causal_gym.staging.mess import make_messy, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
+from causal_gym.staging.placement import place_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import Namespace, TaskId
@@ -54,14 +59,15 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
     scm = build_scm(spec, family, plan.effect_class, streams.scm)
+    naming = name_columns(scm, streams.naming)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
-    sample = sample_clean(scm, mess_plan.n_clean, streams.data)
+    sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
     certificate = certify(scm, plan.effect_class, sample.propensity, sample.columns[TREATMENT_ID])
     if not certificate.ok:
         return Rejection(attempt, certificate.reasons)
 
+    naming = place_columns(naming, sample)
     messy = make_messy(scm, sample, mess_plan, OUTCOME_ID, streams.messiness)
-    naming = name_columns(scm, streams.naming)
     csv_bytes = render_csv(messy, naming)
     columns = public_column_order(naming)
     facts = ReadmeFacts(

@@ -39,7 +39,7 @@ NULL_PROBABILITY_IF_ZERO_OUTSIDE = 0.95
 _ANSWER = re.compile(r"^Answer type: `(ate|adjustment|null_detect)`", re.MULTILINE)
 _COLUMN = re.compile(
     r"^\| `([^`]+)` \| (pre-treatment|post-treatment|treatment|outcome) \| "
-    r"(numeric|binary|categorical|coded) \|",
+    r"([a-z][^|]*?) \|",  # binary, categorical, coded, or a numeric type ("count ...")
     re.MULTILINE,
 )
 _CODE = re.compile(r"^\| `([^`]*)` \| (treated|control) \|\s*$", re.MULTILINE)

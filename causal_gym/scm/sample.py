@@ -8,10 +8,12 @@ the same doubles on every machine.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import TREATMENT_ID, Kind, Role, Scm
 
 
@@ -31,9 +33,16 @@ def _contribution(values: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
     return np.asarray(weights, dtype=np.float64)[values]
 
 
-def sample_clean(scm: Scm, n_rows: int, rng: np.random.Generator) -> CleanSample:
+def sample_clean(
+    scm: Scm, n_rows: int, rng: np.random.Generator, marginals: Mapping[str, Marginal]
+) -> CleanSample:
+    """`marginals` gives continuous roots their documented kind (standardized draws in
+    place of the default standard normal); nodes with parents must not have one."""
     if n_rows < 1:
         raise ValueError(f"cannot sample {n_rows} rows")
+    for node_id in marginals:
+        if scm.in_edges(node_id) or scm.node(node_id).kind is not Kind.CONTINUOUS:
+            raise ValueError(f"node {node_id} is not a continuous root; it cannot take a marginal")
     columns: dict[str, np.ndarray] = {}
     propensity = np.full(n_rows, np.nan)
     for node in scm.nodes:
@@ -42,6 +51,9 @@ def sample_clean(scm: Scm, n_rows: int, rng: np.random.Generator) -> CleanSample
             continue
         if node.kind is Kind.BINARY:
             columns[node.id] = (rng.random(n_rows) < node.prob).astype(np.int64)
+            continue
+        if node.id in marginals:
+            columns[node.id] = marginals[node.id].draw(rng, n_rows)
             continue
         index = np.full(n_rows, node.intercept)
         for edge in scm.in_edges(node.id):

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from causal_gym.errors import CausalGymError
 from causal_gym.generate.pipeline import generate_task
+from causal_gym.generate.version import GENERATOR_VERSION
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.plan import plan_task
 from causal_gym.splits.manifest import (
@@ -23,6 +24,10 @@ Tick = Callable[[str], None]
 
 class ManifestKeyError(CausalGymError):
     """Raised when verifying a manifest with a key other than the one it was frozen with."""
+
+
+class GeneratorVersionError(CausalGymError):
+    """Raised when verifying a manifest frozen by another version of the generator."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,11 @@ def build_manifest(key: DerivationKey, tick: Tick | None = None) -> Manifest:
         if tick:
             tick(task_id)
     return Manifest(
-        split=EVAL_V1, key_fingerprint=key.fingerprint, counts=EVAL_V1_COUNTS, tasks=tuple(entries)
+        split=EVAL_V1,
+        generator_version=GENERATOR_VERSION,
+        key_fingerprint=key.fingerprint,
+        counts=EVAL_V1_COUNTS,
+        tasks=tuple(entries),
     )
 
 
@@ -63,6 +72,11 @@ def verify_entries(
     key: DerivationKey,
     tick: Tick | None = None,
 ) -> list[Mismatch]:
+    if manifest.generator_version != GENERATOR_VERSION:
+        raise GeneratorVersionError(
+            f"{manifest.split} was frozen by generator version {manifest.generator_version}; "
+            f"this is version {GENERATOR_VERSION}: its tasks differ by design (CHANGELOG.md)"
+        )
     if key.fingerprint != manifest.key_fingerprint:
         raise ManifestKeyError(
             f"{manifest.split} was frozen with key fingerprint {manifest.key_fingerprint}, "

@@ -52,6 +52,7 @@ class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     split: Literal["eval-v1"]
+    generator_version: int = Field(ge=1)
     key_fingerprint: str
     counts: dict[Family, int]
     tasks: tuple[ManifestEntry, ...]

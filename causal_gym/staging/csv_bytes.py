@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym.scm.model import TREATMENT_ID, Kind
+from causal_gym.scm.marginals import ValueKind
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind
 from causal_gym.staging.mess import MessyFrame
 from causal_gym.staging.naming import ColumnSpec, Naming
 
 
 def _format_numeric(values: np.ndarray, spec: ColumnSpec) -> list[str]:
     staged = spec.mean + spec.sd * values
+    if spec.decimals == 0:  # counts and integer scores: exact integers, never "-0"
+        staged = np.rint(staged) + 0.0
+    elif spec.value_kind is ValueKind.POSITIVE and spec.node_id != OUTCOME_ID:
+        # A gamma draw can round to zero; the smallest positive value at this precision
+        # is a rounding-sized change, like every other rounding in the file.
+        smallest = 10.0**-spec.decimals
+        staged = np.where(staged < smallest, smallest, staged)
     fmt = f"{{:.{spec.decimals}f}}".format
     return [fmt(v) if v == v else "" for v in staged.tolist()]
 

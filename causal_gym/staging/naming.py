@@ -1,8 +1,12 @@
-"""Domain-themed column names from the `naming` stream.
+"""Domain-themed column names from the `naming` stream, chosen before sampling.
 
 Names are drawn per kind (numeric, yes/no, category, follow-up) without regard to
 causal role, so the same column name is a confounder in one task and pure noise in
-the next: a name can never tell an agent what a column does.
+the next: a name can never tell an agent what a column does. The one structural fact
+a name carries is that counts and integer scores are exogenous (a sum of parents is
+not an integer): nodes with parents are named first, from the pool's real, positive
+and bounded entries, and roots take any remaining name. A root's name fixes the
+marginal it is drawn from; a non-root's location and scale are placed after sampling.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from importlib import resources
 
 import numpy as np
 
-from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Scm, Timing
+from causal_gym.scm.marginals import DISCRETE_KINDS, Marginal, ValueKind, fit_marginal
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Node, Scm, Timing
 
 OUTCOME_DECIMALS = 4
 
@@ -48,6 +53,10 @@ class ColumnSpec:
     sd: float = 1.0
     levels: tuple[str, ...] = ()
     decimals: int = 4
+    value_kind: ValueKind | None = None  # numeric columns only
+    low: float | None = None
+    high: float | None = None
+    marginal: Marginal | None = None  # exogenous roots only
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,10 @@ class Naming:
 
     def name_of(self, node_id: str) -> str:
         return self.columns[node_id].name
+
+    @property
+    def marginals(self) -> dict[str, Marginal]:
+        return {k: c.marginal for k, c in self.columns.items() if c.marginal is not None}
 
 
 @cache
@@ -97,7 +110,7 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
     columns[TREATMENT_ID] = ColumnSpec(
         TREATMENT_ID, t["name"], Timing.TREATMENT, Kind.BINARY, t["description"]
     )
-    y = _take(theme.outcome, 1, rng)[0]
+    y = _take(_affine(theme.outcome), 1, rng)[0]
     columns[OUTCOME_ID] = ColumnSpec(
         OUTCOME_ID,
         y["name"],
@@ -106,21 +119,28 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
         y["description"],
         mean=float(y["offset"]),
         decimals=OUTCOME_DECIMALS,
+        **_bounds(y),
     )
 
-    def group(kind: Kind, timing: Timing) -> list:
+    def group(kind: Kind, timing: Timing) -> list[Node]:
         return [n for n in observed if n.kind is kind and n.timing is timing]
 
-    for node, entry in zip(
-        continuous := group(Kind.CONTINUOUS, Timing.PRE),
-        _take(theme.continuous, len(continuous), rng),
-        strict=True,
-    ):
-        columns[node.id] = _numeric(node.id, Timing.PRE, entry)
-    for node, entry in zip(
-        post := group(Kind.CONTINUOUS, Timing.POST), _take(theme.post, len(post), rng), strict=True
-    ):
-        columns[node.id] = _numeric(node.id, Timing.POST, entry)
+    def has_parents(node: Node) -> bool:
+        return bool(scm.in_edges(node.id))
+
+    pre = group(Kind.CONTINUOUS, Timing.PRE)
+    derived = [n for n in pre if has_parents(n)]
+    derived_entries = _take(_affine(theme.continuous), len(derived), rng)
+    taken = {e["name"] for e in derived_entries}
+    roots = [n for n in pre if not has_parents(n)]
+    root_entries = _take(
+        tuple(e for e in theme.continuous if e["name"] not in taken), len(roots), rng
+    )
+    for node, entry in zip([*derived, *roots], [*derived_entries, *root_entries], strict=True):
+        columns[node.id] = _numeric(node.id, Timing.PRE, entry, root=not has_parents(node))
+    post = group(Kind.CONTINUOUS, Timing.POST)
+    for node, entry in zip(post, _take(_affine(theme.post), len(post), rng), strict=True):
+        columns[node.id] = _numeric(node.id, Timing.POST, entry, root=False)
     for node, entry in zip(
         binary := group(Kind.BINARY, Timing.PRE), _take(theme.binary, len(binary), rng), strict=True
     ):
@@ -150,8 +170,32 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
     return Naming(theme, columns)
 
 
-def _numeric(node_id: str, timing: Timing, entry: dict) -> ColumnSpec:
-    sd = float(entry["sd"])
+def _affine(pool: tuple[dict, ...]) -> tuple[dict, ...]:
+    """Entries a node with parents can be written as (no counts, no integer scores)."""
+    return tuple(e for e in pool if ValueKind(e["kind"]) not in DISCRETE_KINDS)
+
+
+def _bounds(entry: dict) -> dict:
+    kind = ValueKind(entry["kind"])
+    low = entry.get("low", 0.0 if kind in (ValueKind.POSITIVE, ValueKind.COUNT) else None)
+    high = entry.get("high")
+    return {
+        "value_kind": kind,
+        "low": None if low is None else float(low),
+        "high": None if high is None else float(high),
+    }
+
+
+def _numeric(node_id: str, timing: Timing, entry: dict, root: bool) -> ColumnSpec:
+    """A root is drawn from the marginal its entry fits, and written exactly; a node
+    with parents keeps the entry's mean and SD until placement sets its scale."""
+    bounds = _bounds(entry)
+    mean, sd = float(entry["mean"]), float(entry["sd"])
+    marginal = None
+    if root:
+        marginal = fit_marginal(bounds["value_kind"], mean, sd, bounds["low"], bounds["high"])
+        mean, sd = marginal.mean, marginal.sd
+    discrete = bounds["value_kind"] in DISCRETE_KINDS
     return ColumnSpec(
         node_id,
         entry["name"],
@@ -159,7 +203,9 @@ def _numeric(node_id: str, timing: Timing, entry: dict) -> ColumnSpec:
         Kind.CONTINUOUS,
         entry["description"],
         unit=entry.get("unit", ""),
-        mean=float(entry["mean"]),
+        mean=mean,
         sd=sd,
-        decimals=decimals_for(sd),
+        decimals=0 if discrete else decimals_for(sd),
+        marginal=marginal,
+        **bounds,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
 from causal_gym.spec.plan import EFFECT_PRIOR_NUMERATOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
 from causal_gym.staging.mess import TreatmentCoding
@@ -62,8 +63,26 @@ def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
     return options[int(rng.integers(len(options)))]
 
 
+def _bound(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _type_word(spec: ColumnSpec) -> str:
+    """The documented value type: what every staged value of the column can be."""
+    if spec.value_kind is None:
+        return _TYPE_WORD[spec.kind]
+    low, high = _bound(spec.low), _bound(spec.high)
+    return {
+        ValueKind.REAL: "number",
+        ValueKind.POSITIVE: "positive number",
+        ValueKind.BOUNDED: f"number in [{low}, {high}]",
+        ValueKind.COUNT: "count (integer >= 0)",
+        ValueKind.SCORE: f"integer in [{low}, {high}]",
+    }[spec.value_kind]
+
+
 def _column_row(spec: ColumnSpec) -> str:
-    kind = "coded" if spec.timing is Timing.TREATMENT else _TYPE_WORD[spec.kind]
+    kind = "coded" if spec.timing is Timing.TREATMENT else _type_word(spec)
     text = spec.description.rstrip(".")
     if spec.unit:
         text += f" ({spec.unit})"
@@ -144,6 +163,8 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         "- Like most real extracts, this one may contain exact duplicate records, a few "
         "gross data-entry errors in the outcome, and more than one spelling of the "
         "treatment code (every spelling is listed above).",
+        "- Apart from those outcome errors, every value fits its column's type in the "
+        "dictionary: counts are whole numbers of at least 0, ranges include their ends.",
         "- Row order and column order carry no information.",
         "",
         "## Assumptions",

@@ -1,0 +1,175 @@
+"""Turn audited rows into the report: per-key and pooled summaries, paired
+differences for every comparison, and the checks evaluated over them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from causal_gym.audit.policies import HACK_PROBES, SWEEP_LEVELS
+from causal_gym.audit.report import (
+    CONSISTENCY_BUDGET,
+    NOMINAL_COVERAGE,
+    AuditReport,
+    HackProbe,
+    HonestSummary,
+    KeyRun,
+    NullNarrowProbe,
+    Paired,
+    PriorOnlyProbe,
+    ThirdParty,
+    WidthSweep,
+    consistency_checks,
+    evaluate_checks,
+)
+from causal_gym.audit.runner import TaskAudit
+from causal_gym.spec.plan import NULL_BLOCK_SIZE
+from causal_gym.task_id import FAMILIES
+
+
+def _sd(values: Sequence[float] | np.ndarray) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+
+
+def paired(values: Sequence[float], baseline: Sequence[float]) -> Paired:
+    diff = np.asarray(values) - np.asarray(baseline)
+    return Paired(
+        n=len(diff), mean=float(np.mean(values)), diff_mean=float(diff.mean()), diff_sd=_sd(diff)
+    )
+
+
+def honest_summary(rows: list[TaskAudit]) -> HonestSummary:
+    rewards = np.array([r.reward for r in rows])
+    validity = [r.validity for r in rows if r.validity is not None]
+    skills = [r.brier_skill for r in rows if r.brier_skill is not None]
+    covered = sum(r.covered for r in rows)
+    return HonestSummary(
+        n=len(rows),
+        mean_reward=float(rewards.mean()),
+        sd_reward=_sd(rewards),
+        mean_estimand_reward=float(np.mean([r.estimand_reward for r in rows])),
+        mean_clipped_reward=float(np.mean([r.clipped_reward for r in rows])),
+        median_reward=float(np.median(rewards)),
+        p05_reward=float(np.percentile(rewards, 5)),
+        covered=int(covered),
+        coverage=covered / len(rows),
+        mean_width_ratio=float(np.mean([r.width_ratio for r in rows])),
+        mean_validity=float(np.mean(validity)) if validity else None,
+        mean_brier_skill=float(np.mean(skills)) if skills else None,
+    )
+
+
+def width_sweep(rows: list[TaskAudit]) -> WidthSweep:
+    estimand = np.array([r.sweep_estimand for r in rows])
+    at_90 = estimand[:, SWEEP_LEVELS.index(NOMINAL_COVERAGE)]
+    diffs = estimand - at_90[:, None]
+    return WidthSweep(
+        n=len(rows),
+        levels=SWEEP_LEVELS,
+        mean_estimand_reward=tuple(float(v) for v in estimand.mean(axis=0)),
+        coverage=tuple(float(v) for v in np.array([r.sweep_covered for r in rows]).mean(axis=0)),
+        diff_mean_vs_90=tuple(float(v) for v in diffs.mean(axis=0)),
+        diff_sd_vs_90=tuple(_sd(diffs[:, i]) for i in range(len(SWEEP_LEVELS))),
+    )
+
+
+def _block_skill(rows: list[TaskAudit], labels: list[str], per_family: int) -> float:
+    """The prior-only forecast's mean Brier skill over each key's whole blocks of 20
+    (a block holds exactly 13 effects, so the mean is 0 up to rounding)."""
+    whole = per_family // NULL_BLOCK_SIZE * NULL_BLOCK_SIZE
+    worst = 0.0
+    for label in labels:
+        skills = [
+            r.prior_skill or 0.0
+            for r in rows
+            if r.key == label and int(r.task_id.rsplit(":", 1)[1]) < whole
+        ]
+        if skills:
+            worst = max(worst, abs(float(np.mean(skills))))
+    return worst
+
+
+def summarize(
+    rows: list[TaskAudit],
+    failed: dict[str, list[str]],
+    fingerprints: dict[str, str],
+    namespace: str,
+    per_family: int,
+) -> AuditReport:
+    labels = list(fingerprints)
+    families = {f: [r for r in rows if r.family == f] for f in FAMILIES}
+    families = {f: g for f, g in families.items() if g}
+    pooled = families | {"overall": rows}
+    groups: dict[str, list[TaskAudit]] = {}
+    for family, members in families.items():
+        groups[family] = members
+        if len(labels) > 1:
+            for label in labels:
+                groups[f"{family}/{label}"] = [r for r in members if r.key == label]
+    groups["overall"] = rows
+    nulls = [r for r in rows if r.narrow_estimand is not None]
+    nd = [r for r in rows if r.prior_skill is not None]
+    report: dict[str, Any] = {
+        "namespace": namespace,
+        "per_family": per_family,
+        "keys": tuple(
+            KeyRun(
+                label=label,
+                fingerprint=fingerprints[label],
+                requested=per_family * len(FAMILIES),
+                materialized=sum(r.key == label for r in rows),
+                failed_ids=tuple(failed.get(label, [])),
+                mean_generation_attempts=float(
+                    np.mean([float(r.attempts) for r in rows if r.key == label] or [0.0])
+                ),
+            )
+            for label in labels
+        ),
+        "honest": {name: honest_summary(g) for name, g in groups.items() if g},
+        "width_sweep": {name: width_sweep(g) for name, g in pooled.items()},
+        "hack_probes": {
+            name: HackProbe(
+                by_group={
+                    g: paired([r.probes[name] for r in m], [r.reward for r in m])
+                    for g, m in pooled.items()
+                },
+                share_of_tasks_beating_honest=float(
+                    np.mean([r.probes[name] > r.reward for r in rows])
+                ),
+            )
+            for name in HACK_PROBES
+        },
+        "structural_null_narrow": NullNarrowProbe(
+            estimand=paired(
+                [r.narrow_estimand for r in nulls],  # type: ignore[misc]
+                [r.estimand_reward for r in nulls],
+            ),
+            honest_mean_estimand_reward=float(np.mean([r.estimand_reward for r in nulls])),
+            honest_mean_reward=float(np.mean([r.reward for r in nulls])),
+            narrow_mean_reward_with_oracle_probability=float(
+                np.mean([r.narrow_reward for r in nulls])
+            ),
+        ),
+        "prior_only_null": PriorOnlyProbe(
+            n=len(nd),
+            whole_blocks=len(labels) * (per_family // NULL_BLOCK_SIZE),
+            max_abs_block_brier_skill=_block_skill(nd, labels, per_family),
+            honest_mean_brier_skill=float(np.mean([r.brier_skill or 0.0 for r in nd])),
+            mean_reward=float(np.mean([r.prior_reward for r in nd])),
+        ),
+        "third_party": {
+            g: ThirdParty(
+                reward=paired([r.aipw_reward for r in m], [r.reward for r in m]),
+                covered=int(sum(r.aipw_covered for r in m)),
+                coverage=float(np.mean([r.aipw_covered for r in m])),
+            )
+            for g, m in pooled.items()
+        },
+    }
+    report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency_checks(report)
+    checks = evaluate_checks(report)
+    report["checks"] = tuple(checks)
+    report["total_false_alarm"] = float(sum(c.false_alarm for c in checks))
+    return AuditReport.model_validate(report)

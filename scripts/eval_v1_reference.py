@@ -1,0 +1,69 @@
+"""The honest reference on the frozen eval-v1 split: coverage and reward per family.
+
+eval-v1 is made with the public default key, so its truths are no secret and its
+reference numbers can be published. Coverage comes with its exact (Clopper-Pearson)
+95% interval: at 160-170 tasks a family's coverage is only known to about +-0.05.
+
+    .venv/bin/python scripts/eval_v1_reference.py [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # worker processes share the cores
+
+from rich.console import Console  # noqa: E402
+from rich.progress import Progress  # noqa: E402
+from scipy.stats import beta  # noqa: E402
+
+from causal_gym import generate_task, resolve_key  # noqa: E402
+from causal_gym.audit.policies import honest, staged_view  # noqa: E402
+from causal_gym.scoring.answer import score_answer  # noqa: E402
+from causal_gym.splits.manifest import eval_v1_ids  # noqa: E402
+
+
+def reference_row(task_id: str) -> tuple[str, bool, float]:
+    task = generate_task(task_id, resolve_key(environ={}))
+    record = score_answer(task, honest(staged_view(task.public)))
+    if record is None:
+        raise RuntimeError(f"{task_id}: the reference answer did not validate")
+    return task.public.family.value, record.covered, record.reward
+
+
+def exact_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    tail = (1 - level) / 2
+    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
+    high = float(beta.isf(tail, k + 1, n - k)) if k < n else 1.0
+    return low, high
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    ids = eval_v1_ids()
+    rows = []
+    with (
+        Progress(console=Console(stderr=True)) as progress,
+        multiprocessing.get_context("fork").Pool(args.workers) as pool,
+    ):
+        job = progress.add_task("eval-v1 reference", total=len(ids))
+        for row in pool.imap_unordered(reference_row, ids, chunksize=4):
+            rows.append(row)
+            progress.advance(job)
+    print("| family | tasks | reference coverage | exact 95% interval | mean reward |")
+    print("| --- | ---: | ---: | --- | ---: |")
+    for family in ("ate", "adjustment", "null_detect", "all"):
+        members = [r for r in rows if family in ("all", r[0])]
+        k, n = sum(r[1] for r in members), len(members)
+        low, high = exact_interval(k, n)
+        reward = sum(r[2] for r in members) / n
+        print(f"| {family} | {n} | {k / n:.3f} | [{low:.3f}, {high:.3f}] | {reward:.4f} |")
+
+
+if __name__ == "__main__":
+    main()
