@@ -18,10 +18,10 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
 
 from rich.console import Console  # noqa: E402
 from rich.progress import Progress  # noqa: E402
-from scipy.stats import beta  # noqa: E402
 
 from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.audit.policies import honest, staged_view  # noqa: E402
+from causal_gym.audit.stats import clopper_pearson  # noqa: E402
 from causal_gym.scoring.answer import score_answer  # noqa: E402
 from causal_gym.splits.manifest import eval_v1_ids  # noqa: E402
 
@@ -32,13 +32,6 @@ def reference_row(task_id: str) -> tuple[str, bool, float]:
     if record is None:
         raise RuntimeError(f"{task_id}: the reference answer did not validate")
     return task.public.family.value, record.covered, record.reward
-
-
-def exact_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    tail = (1 - level) / 2
-    low = float(beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
-    high = float(beta.isf(tail, k + 1, n - k)) if k < n else 1.0
-    return low, high
 
 
 def main() -> None:
@@ -60,7 +53,7 @@ def main() -> None:
     for family in ("ate", "adjustment", "null_detect", "all"):
         members = [r for r in rows if family in ("all", r[0])]
         k, n = sum(r[1] for r in members), len(members)
-        low, high = exact_interval(k, n)
+        low, high = clopper_pearson(k, n, 0.05)
         reward = sum(r[2] for r in members) / n
         print(f"| {family} | {n} | {k / n:.3f} | [{low:.3f}, {high:.3f}] | {reward:.4f} |")
 

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
-from scipy.stats import binom, norm
+from scipy.stats import beta, binom, norm
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,16 @@ def within_of(diff_mean: float, diff_sd: float, n: int, tolerance: float, alpha:
     )
 
 
-def share_interval(k: int, n: int, band: tuple[float, float], alpha: float) -> Verdict:
-    """Fails when the exact (Clopper-Pearson) interval of k/n misses the band."""
-    from scipy.stats import beta
-
+def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """The exact (1 - alpha) interval of a binomial share k/n."""
     low = float(beta.ppf(alpha / 2, k, n - k + 1)) if k > 0 else 0.0
     high = float(beta.isf(alpha / 2, k + 1, n - k)) if k < n else 1.0
+    return low, high
+
+
+def share_interval(k: int, n: int, band: tuple[float, float], alpha: float) -> Verdict:
+    """Fails when the exact (Clopper-Pearson) interval of k/n misses the band."""
+    low, high = clopper_pearson(k, n, alpha)
     return Verdict(
         high >= band[0] and low <= band[1],
         f"{k / n:.4f} [{low:.4f}, {high:.4f}] vs [{band[0]}, {band[1]}]",
