@@ -109,3 +109,17 @@ def test_themes_cover_at_least_four_domains() -> None:
     settings = {t.setting for t in themes}
     used = {s for s in settings if any(s.lower() in title.lower() for title in titles)}
     assert len(used) >= 4
+
+
+def test_every_theme_can_name_the_largest_task_with_parents_kept_continuous() -> None:
+    """Columns with parents take only real, positive or bounded names; every theme must
+    have enough of them for the hardest tier, or generation would fail for it."""
+    from causal_gym.spec.tiers import TIER_SPECS
+    from causal_gym.staging.naming import _affine, load_themes
+
+    derived = max(s.blockers[1] + s.decoys[1] + s.irrelevant[1] for s in TIER_SPECS.values())
+    post = max(s.mediators[1] + s.descendants[1] for s in TIER_SPECS.values())
+    for theme in load_themes():
+        assert len(_affine(theme.continuous)) >= derived, theme.key
+        assert len(_affine(theme.post)) >= post, theme.key
+        assert _affine(theme.outcome) == theme.outcome, theme.key
