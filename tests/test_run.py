@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -137,6 +138,11 @@ def test_resume_refuses_another_run_and_a_finished_one_runs_nothing(tmp_path: Pa
 
 
 @pytest.mark.slow
+def key_folders_of(pid: int) -> list[Path]:
+    """The head key folders a runner process made (named after their owner)."""
+    return list(Path(tempfile.gettempdir()).glob(f"causal-gym-key-{pid}.*"))
+
+
 def test_killing_the_driver_then_resume_runs_exactly_the_missing(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ["--split", "eval-v1", "-n", "12", "--agent", "simulated:0.5:3", "--out", str(out)]
@@ -149,12 +155,15 @@ def test_killing_the_driver_then_resume_runs_exactly_the_missing(tmp_path: Path)
         if len(done) >= 3:
             break
         time.sleep(0.5)
+    left_behind = key_folders_of(driver.pid)
     os.killpg(driver.pid, signal.SIGKILL)
     driver.wait(timeout=30)
+    assert left_behind and all(f.exists() for f in left_behind)  # SIGKILL: no cleanup
     before = {r.task_id for r in records(out) if r.final}
     assert 3 <= len(before) < 12
     resumed = subprocess.run([RUN, *args, "--resume"], capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
+    assert not any(f.exists() for f in left_behind)  # the next run removed the dead key
     after = [r for r in records(out) if r.final]
     ids = [r.task_id for r in after]
     assert sorted(ids) == sorted(set(ids)) and len(ids) == 12  # each task once, none lost

@@ -19,16 +19,38 @@ import tempfile
 from pathlib import Path
 
 from causal_gym.rng_keys.keys import KEY_ENV_VAR, DerivationKey, parse_key_hex, read_key_file
+from orchestrator.owners import owner_alive, owner_token
 
 #: Names the 0600 file a re-executed runner takes its key from.
 KEY_FILE_ENV_VAR = "CAUSAL_GYM_KEY_FILE_FROM_ENV"
 
 
+KEY_FOLDER_PREFIX = "causal-gym-key-"
+
+
+def _key_folder() -> Path:
+    """A fresh 0700 directory named after its owner, after removing those of dead
+    runners: a runner killed with SIGKILL cannot remove its own key file."""
+    reap_key_folders()
+    folder = Path(tempfile.mkdtemp(prefix=f"{KEY_FOLDER_PREFIX}{owner_token()}-"))
+    os.chmod(folder, 0o700)
+    return folder
+
+
+def reap_key_folders() -> list[Path]:
+    """Remove the key folders whose owner process is gone; returns what was removed."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{KEY_FOLDER_PREFIX}*"):
+        token = folder.name[len(KEY_FOLDER_PREFIX) :].rpartition("-")[0]
+        if folder.is_dir() and not folder.is_symlink() and not owner_alive(token):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 def write_key_file(key: DerivationKey) -> Path:
     """A private copy of the key for head actors: 0600 in a fresh 0700 directory."""
-    folder = Path(tempfile.mkdtemp(prefix="causal-gym-key-"))
-    os.chmod(folder, 0o700)
-    return write_key_to(folder / "key", key)
+    return write_key_to(_key_folder() / "key", key)
 
 
 def write_key_to(path: Path, key: DerivationKey) -> Path:
@@ -58,9 +80,7 @@ def take_key_from_environment(argv: list[str] | None = None) -> None:
     value = os.environ.get(KEY_ENV_VAR)
     if value is None:
         return
-    folder = Path(tempfile.mkdtemp(prefix="causal-gym-key-"))
-    os.chmod(folder, 0o700)
-    path = folder / "key"
+    path = _key_folder() / "key"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as handle:
         handle.write(value)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 
 from orchestrator.errors import SandboxError
+from orchestrator.owners import owner_alive
 from orchestrator.sandbox.cgroups import CgroupSet
-from orchestrator.sandbox.scratch import Scratch, owner_alive, owner_of, sandboxes_dir
+from orchestrator.sandbox.scratch import Scratch, owner_of, sandboxes_dir
 
 
 def local_sandbox_ids() -> set[str]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import SandboxError
+from orchestrator.owners import owner_token
 from orchestrator.sandbox.host_files import remove_tree
 
 SUBDIRS = ("workspace", "tmp", "shm")
@@ -30,26 +31,6 @@ SUBDIRS = ("workspace", "tmp", "shm")
 
 def sandboxes_dir() -> Path:
     return Path(tempfile.gettempdir()) / "causal-gym-sandboxes"
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (field 22 of its stat)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rpartition(")")[2].split()[19]
-
-
-def owner_token(pid: int | None = None) -> str:
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}.{_start_time(pid)}"
-
-
-def owner_alive(token: str) -> bool:
-    """Whether the process that made `token` still runs (same pid, same start time)."""
-    pid, _, started = token.partition(".")
-    return pid.isdigit() and _start_time(int(pid)) == started
 
 
 def owner_of(sandbox_id: str) -> str:
