@@ -120,6 +120,39 @@ def test_server_errors_are_retried_then_succeed() -> None:
     assert result.model_retries == 2
 
 
+#: What llama-cpp-python's server answers, with HTTP 500, to a message it will not
+#: take (an assistant turn with "content": null and tool calls, before our fix).
+LLAMA_CPP_REFUSAL = (
+    "1 validation error for CreateChatCompletionRequest\nmessages.2.content\n"
+    "  Input should be a valid string [type=string_type, input_value=None]"
+)
+
+
+def test_a_deterministic_refusal_is_not_retried_whatever_its_status() -> None:
+    script = ServerScript(explore_invalid_valid, fail_first=100, fail_message=LLAMA_CPP_REFUSAL)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server, max_retries=4))
+        calls = len(server.chat_requests)
+    assert result.status is EpisodeStatus.MODEL_ERROR and not result.transient
+    assert calls == 1 and result.model_retries == 0
+    assert "not retried" in (result.message or "") and "HTTP 500" in (result.message or "")
+
+
+def test_transient_failures_are_retried_within_a_time_budget() -> None:
+    script = ServerScript(explore_invalid_valid, fail_first=2, fail_status=503)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server))
+    assert result.status is EpisodeStatus.SUBMITTED and result.model_retries == 2
+    script = ServerScript(explore_invalid_valid, fail_first=1000, fail_status=503)
+    started = time.monotonic()
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server, max_retries=1000, retry_budget_s=1.0))
+        calls = len(server.chat_requests)
+    assert result.status is EpisodeStatus.MODEL_ERROR and result.transient
+    assert 3 <= calls <= 6  # backoff 0.05, 0.1, 0.2, 0.4 fits in 1 s; 0.8 more would not
+    assert time.monotonic() - started < 10
+
+
 def test_server_that_keeps_failing_is_a_model_error() -> None:
     script = ServerScript(explore_invalid_valid, fail_first=100)
     with ScriptedOpenAIServer(script) as server:

@@ -1,14 +1,19 @@
 """An agent backed by any OpenAI-compatible chat-completions server (vLLM, SGLang,
 OpenRouter, ...): tool calling, configurable sampling, bounded retries.
 
-429, 5xx and connection failures are retried with exponential backoff and counted;
-when the budget is spent the turn fails as a model error. No request may outlive
-the episode's remaining wall time.
+Errors are classified by what they are, not by their status code alone. A refusal
+the same request would meet again (a 4xx other than 408/409/425/429, or any status
+whose message reads as validation: llama.cpp's server answers a schema error with
+HTTP 500) fails the turn at once as a model error. Rate limits, other 5xx, timeouts
+and connection failures are retried with exponential backoff, within both a count
+and a time budget; when either is spent the turn fails as a transient model error.
+No request may outlive the episode's remaining wall time.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,7 +27,22 @@ from orchestrator.agents.types import AgentTurn, ToolCall
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-_RETRYABLE = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)
+#: Statuses that say "try again" even in the 4xx range.
+_TRANSIENT_4XX = frozenset({408, 409, 425, 429})
+#: Messages of deterministic refusals, whatever status carries them.
+_DETERMINISTIC = re.compile(
+    r"validation error|field required|input should be|extra inputs are not permitted"
+    r"|unprocessable|not supported|unsupported|invalid|unknown (?:field|parameter)"
+    r"|context (?:length|window)|maximum context|too many tokens",
+    re.IGNORECASE,
+)
+
+
+def is_deterministic(exc: openai.APIStatusError) -> bool:
+    """Would the same request fail the same way again?"""
+    if 400 <= exc.status_code < 500 and exc.status_code not in _TRANSIENT_4XX:
+        return True
+    return bool(_DETERMINISTIC.search(str(exc)))
 
 
 class OpenAIPolicyConfig(BaseModel):
@@ -42,6 +62,8 @@ class OpenAIPolicyConfig(BaseModel):
     extra_body: dict[str, Any] | None = None
     max_retries: int = Field(4, ge=0)
     backoff_s: float = Field(1.0, ge=0)
+    #: Wall time a turn may spend waiting out transient failures.
+    retry_budget_s: float = Field(120.0, ge=0)
     request_timeout_s: float = Field(300.0, gt=0)
 
     def sampling(self) -> dict[str, Any]:
@@ -75,7 +97,8 @@ class OpenAIPolicy(Policy):
         self.client.close()
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
-        end = time.monotonic() + deadline_s
+        started = time.monotonic()
+        end = started + deadline_s
         attempt = 0
         while True:
             remaining = end - time.monotonic()
@@ -99,26 +122,29 @@ class OpenAIPolicy(Policy):
                         "the model did not answer before the episode deadline"
                     ) from exc
                 failure: Exception = exc
-            except _RETRYABLE as exc:
+            except openai.APIConnectionError as exc:
                 failure = exc
             except openai.APIStatusError as exc:
-                raise ModelError(
-                    f"model server refused the request: HTTP {exc.status_code}: {_short(exc)}",
-                    attempt,
-                ) from exc
+                if is_deterministic(exc):
+                    raise ModelError(
+                        f"model server refused the request (not retried: the same request "
+                        f"would be refused again): HTTP {exc.status_code}: {_short(exc)}",
+                        attempt,
+                    ) from exc
+                failure = exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"model request failed: {_short(exc)}", attempt) from exc
-            if attempt >= self.config.max_retries:
+            delay = self.config.backoff_s * 2**attempt
+            spent = time.monotonic() - started
+            if attempt >= self.config.max_retries or spent + delay > self.config.retry_budget_s:
                 raise ModelError(
-                    f"model server failed after {attempt} retries: "
+                    f"model server failed after {attempt} retries in {spent:.1f} s: "
                     f"{type(failure).__name__}: {_short(failure)}",
                     attempt,
                     transient=True,
                 )
             attempt += 1
-            time.sleep(
-                max(0.0, min(self.config.backoff_s * 2 ** (attempt - 1), end - time.monotonic()))
-            )
+            time.sleep(max(0.0, min(delay, end - time.monotonic())))
 
 
 def _short(exc: Exception) -> str:

@@ -34,6 +34,7 @@ class ServerScript:
     policy: Policy
     fail_first: int = 0  # answer this many chat requests with `fail_status` first
     fail_status: int = 500
+    fail_message: str = "scripted"
     hang_seconds: float = 0.0  # sleep before answering (deadline tests)
     requests: list[dict[str, Any]] = field(default_factory=list)
     failures_left: int = -1
@@ -94,7 +95,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fail:
             kind = "rate_limit_exceeded" if self.script.fail_status == 429 else "server_error"
-            self._json(self.script.fail_status, {"error": {"message": "scripted", "type": kind}})
+            error = {"message": self.script.fail_message, "type": kind}
+            self._json(self.script.fail_status, {"error": error})
             return
         if self.script.hang_seconds:
             time.sleep(self.script.hang_seconds)
