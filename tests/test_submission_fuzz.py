@@ -152,5 +152,7 @@ def test_huge_adjustment_sets_are_refused_at_once(count: int) -> None:
     answer = {**HONEST["adjustment"], "adjustment_set": ["a"] * count}
     started = time.monotonic()
     outcome = run_submit(json.dumps(answer), TASKS["adjustment"].public)
-    assert time.monotonic() - started < 1.0
+    # Linear work is well under a second here; a quadratic check of 6M names would take
+    # hours. The bound is loose because the machines are noisy (CI runs builds beside).
+    assert time.monotonic() - started < 10.0
     assert outcome.validation is not None and not outcome.validation.ok

@@ -23,6 +23,24 @@ class AgentSpecError(OrchestratorError, ValueError):
     """Raised while resolving an --agent value that names no usable policy."""
 
 
+def check_agent_spec(spec: str) -> None:
+    """Raise AgentSpecError unless `spec` names a policy (nothing is loaded or started:
+    a run checks its agent before any work)."""
+    if spec in BUILTIN_AGENTS:
+        return
+    if spec.startswith("simulated:"):
+        _simulated(spec)
+        return
+    if spec.startswith("python:"):
+        if spec.count(":") != 2 or not all(spec.split(":")):
+            raise AgentSpecError(f"user agents are given as {USER_AGENT_FORMAT}, got {spec!r}")
+        return
+    raise AgentSpecError(
+        f"unknown agent {spec!r}: accepted agents are "
+        f"{', '.join(BUILTIN_AGENTS)}, {SIMULATED_FORMAT} or {USER_AGENT_FORMAT}"
+    )
+
+
 def load_policy(
     spec: str,
     openai_config: OpenAIPolicyConfig | None = None,
@@ -43,17 +61,11 @@ def load_policy(
         return EscapePolicy()
     if spec.startswith("simulated:"):
         return _simulated(spec)
-    if spec.startswith("python:"):
-        if spec.count(":") != 2 or not all(spec.split(":")):
-            raise AgentSpecError(f"user agents are given as {USER_AGENT_FORMAT}, got {spec!r}")
-        try:
-            return ProcessPolicy(spec, hidden_values)
-        except PolicyProcessError as exc:
-            raise AgentSpecError(str(exc)) from exc
-    raise AgentSpecError(
-        f"unknown agent {spec!r}: accepted agents are "
-        f"{', '.join(BUILTIN_AGENTS)}, {SIMULATED_FORMAT} or {USER_AGENT_FORMAT}"
-    )
+    check_agent_spec(spec)  # a python: spec in the right format, or an error
+    try:
+        return ProcessPolicy(spec, hidden_values)
+    except PolicyProcessError as exc:
+        raise AgentSpecError(str(exc)) from exc
 
 
 def _simulated(spec: str) -> SimulatedPolicy:

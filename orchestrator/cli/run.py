@@ -94,21 +94,13 @@ def run(
     _run(settings, key_file, resume)
 
 
-def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
-    from rich.console import Console
-
+def run_key(key_file: Path | None) -> Any:
+    """The run's key: the moved CAUSAL_GYM_KEY, else --key-file, else the default;
+    afterwards the variable is out of this process's environment (Ray copies it)."""
     from causal_gym.errors import CausalGymError
     from causal_gym.rng_keys.keys import KEY_ENV_VAR, read_key_file, resolve_key
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.run.cluster import ClusterError
-    from orchestrator.run.config import ConfigError
     from orchestrator.run.head_key import key_from_moved_file
-    from orchestrator.run.report import BASELINE_HEADER, baseline_row
-    from orchestrator.run.results import RunFolderError
-    from orchestrator.run.session import execute
 
-    if settings.address:  # before Ray reads its settings (see README, "On a cluster")
-        os.environ.setdefault("RAY_AUTH_MODE", "token")
     moved = key_from_moved_file()
     try:
         environ = {KEY_ENV_VAR: moved} if moved is not None else dict(os.environ)
@@ -117,15 +109,82 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     except CausalGymError as exc:
         fail(str(exc))
     os.environ.pop(KEY_ENV_VAR, None)  # never handed to Ray
-    console = Console(stderr=True)
+    return key
+
+
+def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
+    """One run; errors before any work exit 2, errors during it exit 1."""
+    from causal_gym.errors import CausalGymError
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.run.cluster import ClusterError
+    from orchestrator.run.config import ConfigError
+    from orchestrator.run.results import RunFolderError
+    from orchestrator.run.session import execute
+
     try:
-        summary, folder = execute(settings, key, resume, console)
+        return execute(settings, key, resume, console)
     except (RunFolderError, ClusterError, ConfigError) as exc:  # before any work
         fail(str(exc))
     except (OrchestratorError, CausalGymError) as exc:
         fail(str(exc), code=1)
     except KeyboardInterrupt:
         fail(f"interrupted: finished episodes are in {settings.out}; rerun with --resume", code=130)
+
+
+def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
+    from rich.console import Console
+
+    from orchestrator.run.report import BASELINE_HEADER, baseline_row
+
+    key = run_key(key_file)
+    console = Console(stderr=True)
+    summary, folder = execute_or_fail(settings, key, resume, console)
     typer.echo(BASELINE_HEADER)
     typer.echo(baseline_row(summary))
     console.print(f"wrote {folder}/summary.json, report.md and plots")
+
+
+@app.command()
+def baselines(
+    config: Annotated[Path, Opt("--config", help="A baselines config (configs/baselines.toml).")],
+    out: Annotated[
+        Path | None, Opt("--out", help="Baselines folder (default: the config's out).")
+    ] = None,
+    resume: Annotated[
+        bool, Opt("--resume", help="Finish the agents of the baselines folder --out.")
+    ] = False,
+    key_file: Annotated[Path | None, Opt("--key-file", help="File holding the hex key.")] = None,
+) -> None:
+    """Run several agents over the same sample and write one baseline table
+    (baselines.md, baselines.json, baselines.png) from their runs."""
+    import secrets
+    import time
+
+    from rich.console import Console
+
+    from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
+    from orchestrator.run.config import ConfigError
+
+    try:
+        settings = load_baselines(config, out)
+        pattern = str(settings.out)
+        if resume and "{run_id}" in pattern:
+            raise ConfigError("--resume needs --out naming the baselines folder to finish")
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        folder = Path(pattern.format(run_id=run_id))
+        if folder.exists() and not resume:
+            raise ConfigError(f"{folder} exists: pass --resume to finish it, or another --out")
+        runs = run_configs(settings, folder)
+    except ConfigError as exc:
+        fail(str(exc))
+    key = run_key(key_file)
+    console = Console(stderr=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for run in runs:
+        again = resume and (Path(run.out) / "run.json").exists()
+        console.print(f"baselines: {run.model_label or run.agent} -> {run.out}")
+        summary, _ = execute_or_fail(run, key, again, console)
+        summaries.append(summary)
+    typer.echo(write_outputs(summaries, folder), nl=False)
+    console.print(f"wrote {folder}/baselines.md, baselines.json and baselines.png")

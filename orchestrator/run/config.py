@@ -99,6 +99,9 @@ class RunConfig(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
+        from orchestrator.agents.loader import check_agent_spec
+
+        check_agent_spec(self.agent)  # an AgentSpecError is a ValueError: one line
         if self.agent == "openai" and self.openai is None:
             raise ValueError("agent 'openai' needs an [openai] table (base_url, model)")
         if self.split == "train" and self.n is None:
