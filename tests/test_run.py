@@ -102,6 +102,7 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
         (["-n", "1", "--address", "127.0.0.1:1"], "cannot reach a Ray cluster at 127.0.0.1:1"),
         (["-n", "1", "--out", str(held)], "is not a causal-gym run file"),
         (["-n", "1", "--timeout", "inf"], "--timeout must be a number of seconds"),
+        (["-n", "1", "--agent", "gpt"], "unknown agent 'gpt': accepted agents are openai"),
     ]
     for args, fragment in cases:
         proc = (
