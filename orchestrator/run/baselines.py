@@ -10,14 +10,13 @@ PNG are written from their summaries.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
-from orchestrator.run.config import ConfigError, RunConfig, load_config
+from orchestrator.run.config import ConfigError, RunConfig, load_config, read_toml
 from orchestrator.run.report import BASELINE_HEADER, baseline_row
 from orchestrator.run.results import dump_json, write_atomically
 
@@ -49,12 +48,7 @@ class BaselinesConfig(BaseModel):
 
 
 def load_baselines(path: Path, out: Path | None) -> BaselinesConfig:
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read baselines config {path}: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"baselines config {path} is not valid TOML: {exc}") from exc
+    data = read_toml(path, "baselines config")
     if out is not None:
         data["out"] = str(out)
     try:

@@ -171,16 +171,19 @@ def _one_line(exc: ValidationError, where: str) -> str:
     return f"{where}: " + "; ".join(problems)
 
 
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    """A TOML file's table, or a one-line ConfigError naming `what` it was."""
+    try:
+        return tomllib.loads(path.read_text("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{what} {path} is not valid TOML: {exc}") from exc
+
+
 def load_config(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
     """The file's values (if any), then every flag that was given on top."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text("utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"config {path} is not valid TOML: {exc}") from exc
+    data = read_toml(path, "config") if path is not None else {}
     for name, value in overrides.items():
         if value is None:
             continue
