@@ -143,6 +143,11 @@ def test_transient_failures_are_retried_within_a_time_budget() -> None:
     with ScriptedOpenAIServer(script) as server:
         result = episode(openai_policy(server))
     assert result.status is EpisodeStatus.SUBMITTED and result.model_retries == 2
+    proxy = "502 Bad Gateway: upstream sent an invalid response"  # transient, for all its words
+    script = ServerScript(explore_invalid_valid, fail_first=2, fail_status=502, fail_message=proxy)
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server))
+    assert result.status is EpisodeStatus.SUBMITTED and result.model_retries == 2
     script = ServerScript(explore_invalid_valid, fail_first=1000, fail_status=503)
     started = time.monotonic()
     with ScriptedOpenAIServer(script) as server:

@@ -32,7 +32,8 @@ _TRANSIENT_4XX = frozenset({408, 409, 425, 429})
 #: Messages of deterministic refusals, whatever status carries them.
 _DETERMINISTIC = re.compile(
     r"validation error|field required|input should be|extra inputs are not permitted"
-    r"|unprocessable|not supported|unsupported|invalid|unknown (?:field|parameter)"
+    r"|unprocessable|not supported|unsupported|invalid[_ ]request"
+    r"|invalid (?:value|type|argument|parameter|message|role|schema)|unknown (?:field|parameter)"
     r"|context (?:length|window)|maximum context|too many tokens",
     re.IGNORECASE,
 )
