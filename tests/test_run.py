@@ -21,7 +21,12 @@ from causal_gym.scoring.answer import episode_score
 from orchestrator.run.results import read_records
 from tests.conftest import cached_task
 from tests.support.cli import orchestrator_cli
-from tests.support.ray_cluster import process_environments, session_of, start_cluster
+from tests.support.ray_cluster import (
+    descends_from,
+    process_environments,
+    session_of,
+    start_cluster,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.sandbox, pytest.mark.xdist_group("ray")]
 RUN = str(Path(sys.executable).with_name("causal-gym-run"))
@@ -194,7 +199,7 @@ def test_a_killed_sandbox_actor_is_replaced_and_its_episode_retried(tmp_path: Pa
     while victim is None and time.monotonic() < deadline:
         time.sleep(0.5)
         for pid, blob in process_environments().items():
-            if b"ray::EpisodeWorker.run" in blob:
+            if b"ray::EpisodeWorker.run" in blob and descends_from(pid, driver.pid):
                 victim = pid
                 break
     assert victim is not None, "no sandbox actor was running an episode"

@@ -128,6 +128,25 @@ def session_of(pid: int) -> int | None:
     return int(stat.rpartition(")")[2].split()[3])
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def descends_from(pid: int, ancestor: int) -> bool:
+    """True when `ancestor` is on pid's parent chain; tests running side by side
+    each start their own Ray, so a process is only "ours" if our driver made it."""
+    current: int | None = pid
+    while current is not None and current > 1:
+        if current == ancestor:
+            return True
+        current = parent_of(current)
+    return False
+
+
 def process_environments() -> dict[int, bytes]:
     """Every process's environment and command line (what /proc shows of it)."""
     found = {}
