@@ -3,15 +3,20 @@
 # system packages first, then the project virtualenv in .venv.
 #   bash scripts/bootstrap.sh          runtime install (bubblewrap from apt)
 #   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
-#                                      debootstrap from apt)
+#                                      debootstrap from apt) + the local model server
+#   bash scripts/bootstrap.sh --local-model
+#                                      runtime + the local model server (llama.cpp built from
+#                                      source, about 10-25 min the first time; SmolLM2-135M weights)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras=""
+local_model=""
 case "${1:-}" in
   "") ;;
-  --test) extras="[test]" ;;
-  *) echo "bootstrap.sh: unknown option '$1' (accepted: --test)" >&2; exit 2 ;;
+  --test) extras="[test]"; local_model=1 ;;
+  --local-model) local_model=1 ;;
+  *) echo "bootstrap.sh: unknown option '$1' (accepted: --test, --local-model)" >&2; exit 2 ;;
 esac
 
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -30,6 +35,11 @@ if [ -n "$extras" ]; then
   command -v dockerd >/dev/null || packages+=(docker.io)
   command -v debootstrap >/dev/null || packages+=(debootstrap)
 fi
+if [ -n "$local_model" ]; then
+  # llama.cpp builds from source.
+  command -v cmake >/dev/null || packages+=(cmake)
+  command -v g++ >/dev/null || packages+=(g++)
+fi
 if [ "${#packages[@]}" -gt 0 ]; then
   echo "bootstrap.sh: installing ${packages[*]}"
   $sudo apt-get update -qq
@@ -39,4 +49,5 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
+[ -z "$local_model" ] || bash scripts/install_local_model.sh
 echo "bootstrap.sh: ready (.venv)"

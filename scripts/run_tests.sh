@@ -7,7 +7,7 @@
 #                                                       Python 3.11 image (python:3.11-slim, or a
 #                                                       local stand-in where Docker Hub is unreachable)
 #   bash scripts/run_tests.sh --quick [PYTEST_ARGS...]  the inner loop: no Docker, no vf-eval, no Ray,
-#                                                       no slow tests; bubblewrap tests run when bwrap
+#                                                       no model server, no slow tests; bubblewrap tests run when bwrap
 #                                                       exists and are deselected (with a note) otherwise
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ fi
 workers=$(python3 -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
 
 if [ -n "$quick" ]; then
-  markers="not docker and not vf and not slow and not ray"
+  markers="not docker and not vf and not slow and not ray and not model"
   if ! command -v bwrap >/dev/null; then
     echo "run_tests.sh: bubblewrap is not installed: deselecting the sandbox tests (CI runs them)"
     markers="$markers and not sandbox"

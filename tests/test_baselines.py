@@ -24,6 +24,18 @@ agent = "diff-in-means"
 """
 
 
+LOCAL = """
+[[agents]]
+agent = "openai"
+local_model = true
+[agents.run]
+max_turns = 4
+[agents.openai]
+base_url = "http://127.0.0.1:8091/v1"
+model = "smollm2"
+"""
+
+
 def write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "baselines.toml"
     path.write_text(text)
@@ -38,6 +50,11 @@ def write(tmp_path: Path, text: str) -> Path:
         (TWO_AGENTS.replace("per_family = 1", "per_family = 999"), "more than eval-v1"),
         (TWO_AGENTS + "colour = 'red'\n", "colour"),
         ('out = "x"\n', "agents"),
+        (TWO_AGENTS + "local_model = true\n", "local_model needs agent = 'openai'"),
+        (TWO_AGENTS + LOCAL.replace("127.0.0.1:8091", "10.1.2.3:8091"), "serves on this machine"),
+        (TWO_AGENTS + LOCAL.replace("127.0.0.1:8091", "127.0.0.1"), "serves on this machine"),
+        (TWO_AGENTS + LOCAL.replace("max_turns = 4", "max_turns = 0"), "max_turns"),
+        (TWO_AGENTS + LOCAL.replace("max_turns = 4", "turns = 4"), "turns"),
     ],
 )
 def test_bad_configs_are_one_line_errors_before_any_work(

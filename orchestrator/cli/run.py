@@ -162,6 +162,7 @@ def baselines(
 
     from rich.console import Console
 
+    from orchestrator.local_model import LocalModelError
     from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
     from orchestrator.run.config import ConfigError
 
@@ -181,10 +182,20 @@ def baselines(
     console = Console(stderr=True)
     folder.mkdir(parents=True, exist_ok=True)
     summaries = []
-    for run in runs:
+    for entry, run in zip(settings.agents, runs, strict=True):
         again = resume and (Path(run.out) / "run.json").exists()
         console.print(f"baselines: {run.model_label or run.agent} -> {run.out}")
-        summary, _ = execute_or_fail(run, key, again, console)
+        server = entry.local_server()
+        try:
+            if server is not None:
+                console.print(f"baselines: starting the local model at {server.base_url}")
+                server.start()
+            summary, _ = execute_or_fail(run, key, again, console)
+        except LocalModelError as exc:
+            fail(f"agent {entry.folder_name}: {exc}")
+        finally:
+            if server is not None:
+                server.stop()
         summaries.append(summary)
     typer.echo(write_outputs(summaries, folder), nl=False)
     console.print(f"wrote {folder}/baselines.md, baselines.json and baselines.png")

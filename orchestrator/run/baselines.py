@@ -12,10 +12,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.local_model import LocalModelServer
 from orchestrator.run.config import ConfigError, RunConfig, load_config, read_toml
 from orchestrator.run.report import BASELINE_HEADER, baseline_row
 from orchestrator.run.results import dump_json, write_atomically
@@ -30,8 +32,35 @@ class BaselineAgent(BaseModel):
     n: int | None = Field(None, ge=1)
     per_family: int | None = Field(None, ge=1)
     start: int | None = Field(None, ge=0)
+    #: Any key of a run config for this agent only (over the shared [run]), such as
+    #: a turn limit for a slow model or concurrency 1 for a one-request-at-a-time server.
+    run: dict[str, Any] = Field(default_factory=dict)
     model_label: str | None = None
     provider_label: str | None = None
+    #: Start the bundled llama.cpp server (SmolLM2-135M-Instruct) at the port of
+    #: openai.base_url for this agent's run, and stop it afterwards.
+    local_model: bool = False
+
+    @model_validator(mode="after")
+    def _local_model_is_served_here(self) -> BaselineAgent:
+        if not self.local_model:
+            return self
+        if self.agent != "openai" or self.openai is None:
+            raise ValueError("local_model needs agent = 'openai' and an [agents.openai] table")
+        url = urlsplit(self.openai.base_url)
+        if url.hostname not in ("127.0.0.1", "localhost") or not url.port:
+            raise ValueError(
+                "local_model serves on this machine: openai.base_url must be "
+                f"http://127.0.0.1:PORT/v1, got {self.openai.base_url!r}"
+            )
+        return self
+
+    def local_server(self) -> LocalModelServer | None:
+        """The server this agent's run needs started first (None for other agents)."""
+        if not self.local_model or self.openai is None:
+            return None
+        port = urlsplit(self.openai.base_url).port
+        return LocalModelServer(alias=self.openai.model, port=port or 0)
 
     @property
     def folder_name(self) -> str:
@@ -69,7 +98,12 @@ def run_configs(config: BaselinesConfig, folder: Path) -> list[RunConfig]:
     """One validated run config per agent (every error before any work)."""
     runs = []
     for entry in config.agents:
-        overrides = entry.model_dump(exclude={"label", "openai"}, exclude_none=True)
+        overrides = {
+            **entry.run,
+            **entry.model_dump(
+                exclude={"label", "openai", "local_model", "run"}, exclude_none=True
+            ),
+        }
         if entry.openai is not None:
             overrides["openai"] = entry.openai.model_dump(exclude_none=True)
         overrides["out"] = str(folder / entry.folder_name)

@@ -1,0 +1,199 @@
+"""A real model server end to end: llama.cpp's OpenAI-compatible server serving
+SmolLM2-135M-Instruct, started and stopped the way a user would.
+
+A 135M model analyses data badly, so nothing here asserts a good score. What is
+asserted is the machinery: every request our agent sends is accepted by a strict
+server (no HTTP 500 in its access log, no retried refusals), episodes end in a
+recorded status with their transcript and token usage, a run over eval-v1 reports,
+and vf-eval completes against the same server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from causal_gym.scoring.answer import NO_SUBMISSION_REWARD
+from orchestrator.agents.types import EpisodeStatus
+from orchestrator.local_model import (
+    LocalModelError,
+    LocalModelServer,
+    server_installed,
+    smollm2_weights,
+)
+
+pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.xdist_group("real_model")]
+
+VENV_BIN = Path(sys.executable).parent
+RUN = str(VENV_BIN / "causal-gym-run")
+#: Small budgets keep a 135M model on 2 cores to about a minute per episode.
+MAX_TOKENS = 256
+MAX_TURNS = 3
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalModelServer]:
+    # CI installs the server (bootstrap.sh --test); a missing install fails loudly here.
+    assert server_installed(), "llama-cpp-python's server is missing: bootstrap.sh --test"
+    smollm2_weights()
+    with LocalModelServer(n_ctx=8192) as running:
+        assert running.process is not None and running.models() == [running.alias]
+        pid = running.process.pid
+        yield running
+    assert running.process is None and not Path(f"/proc/{pid}").exists()  # stopped, reaped
+
+
+def test_a_server_that_cannot_start_is_one_clear_error_and_no_process(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 64)
+    server = LocalModelServer(model=broken, startup_timeout_s=60)
+    with pytest.raises(LocalModelError, match="exited with"):
+        server.start()
+    assert server.process is None and server.log_path is None  # stopped, log removed
+
+
+def access_log(server: LocalModelServer) -> list[str]:
+    assert server.log_path is not None
+    lines = server.log_path.read_text(errors="replace").splitlines()
+    return [line for line in lines if "POST /v1/chat/completions" in line]
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("CAUSAL_GYM_KEY", "OPENAI_API_KEY")}
+
+
+@pytest.mark.parametrize("family", ["ate", "adjustment", "null_detect"])
+def test_one_episode_per_family_ends_recorded_with_its_transcript(
+    server: LocalModelServer, family: str
+) -> None:
+    before = len(access_log(server))
+    command = [
+        RUN, "episode", f"train:{family}:3", "--agent", "openai",
+        "--base-url", server.base_url, "--model", server.alias,
+        "--max-tokens", str(MAX_TOKENS), "--max-turns", str(MAX_TURNS),
+        "--timeout", "400", "--transcript",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["task_id"] == f"train:{family}:3"
+    assert record["status"] in {s.value for s in EpisodeStatus}
+    # The messages we send are ones a strict server accepts: no refusals, no retries.
+    assert record["status"] != EpisodeStatus.MODEL_ERROR, record["message"]
+    assert record["model_retries"] == 0
+    requests = access_log(server)[before:]
+    assert requests and all(" 200" in line for line in requests), requests
+    assert len(requests) == record["turns"]
+    usage = record["usage"]
+    assert usage["prompt_tokens"] > 1000  # the README went in whole
+    assert usage["completion_tokens"] > 0
+    assert 0 < record["model_s"] <= record["wall_s"]
+    assert 0 < record["turns"] <= MAX_TURNS
+    transcript = record["transcript"]
+    assert [m["role"] for m in transcript[:2]] == ["system", "user"]
+    assert "README.md" in transcript[1]["content"]
+    assistants = [m for m in transcript if m["role"] == "assistant"]
+    assert len(assistants) == record["turns"]
+    assert all(isinstance(m["content"], str) for m in assistants)  # never null
+    calls = [c for m in assistants for c in m.get("tool_calls") or []]
+    results = [m for m in transcript if m["role"] == "tool"]
+    assert {r["tool_call_id"] for r in results} <= {c["id"] for c in calls}
+    if record["submitted"]:
+        assert math.isfinite(record["reward"])
+    else:
+        assert record["reward"] == NO_SUBMISSION_REWARD
+
+
+def test_a_short_eval_v1_run_with_the_real_model_reports(
+    server: LocalModelServer, tmp_path: Path
+) -> None:
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f"""split = "eval-v1"
+n = 2
+agent = "openai"
+concurrency = 2
+max_turns = {MAX_TURNS}
+episode_timeout_s = 400
+model_label = "smollm2"
+provider_label = "llama.cpp (local)"
+out = "{tmp_path / "run"}"
+
+[openai]
+base_url = "{server.base_url}"
+model = "{server.alias}"
+max_tokens = {MAX_TOKENS}
+"""
+    )
+    proc = subprocess.run(
+        [RUN, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["episodes"] == 2 and summary["model"] == "smollm2"
+    assert summary["tokens"]["prompt"] > 2000 and summary["tokens"]["completion"] > 0
+    assert summary["timing"]["model_s"]["mean"] > summary["timing"]["tool_s"]["mean"]
+    assert math.isfinite(summary["mean_reward"])
+    records = [
+        json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()
+    ]
+    final = [r for r in records if r["final"]]
+    assert len(final) == 2
+    assert all(r["status"] in {s.value for s in EpisodeStatus} for r in final)
+    assert all(r["status"] != "model_error" for r in final), final
+    assert all(r["usage"]["prompt_tokens"] > 1000 for r in final)
+    assert (tmp_path / "run" / "report.md").read_text().count("smollm2") >= 1
+    assert "smollm2" in proc.stdout  # the table row printed at the end
+
+
+def test_vf_eval_against_the_real_server_completes(
+    server: LocalModelServer, tmp_path: Path
+) -> None:
+    before = len(access_log(server))
+    out = tmp_path / "out"
+    command = [
+        str(VENV_BIN / "vf-eval"), "causal_gym", "--env.agent.harness.id", "bash",
+        "-m", server.alias, "--client.base-url", server.base_url,
+        "--client.api-key-var", "LOCAL_MODEL_KEY", "-n", "1", "-r", "1",
+        "--env.agent.runtime.type", "subprocess", "--env.agent.max-turns", str(MAX_TURNS),
+        "--sampling.max-tokens", str(MAX_TOKENS), "--no-push", "--no-rich",
+        "-o", str(out), "--run.name", "run",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={
+            **clean_env(),
+            "LOCAL_MODEL_KEY": "sk-local",
+            "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PRIME_RUNS_MODE": "disabled",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    traces = [
+        json.loads(line)
+        for line in (out / "run" / "traces.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    assert len(traces) == 1
+    requests = access_log(server)[before:]
+    assert requests and all(" 200" in line for line in requests), requests
