@@ -7,23 +7,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.local_model import free_port
 from orchestrator.run.cluster import ensure_auth_token
 
 RAY = str(Path(sys.executable).with_name("ray"))
 HEAD_RESOURCE = "causal_gym_head"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -120,20 +114,22 @@ def start_cluster(
     return cluster
 
 
-def session_of(pid: int) -> int | None:
+def stat_field(pid: int, index: int) -> int | None:
+    """A numeric field of /proc/PID/stat counted after the command name (1 is the
+    parent, 3 the session), or None once the process is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rpartition(")")[2].split()[3])
+    return int(stat.rpartition(")")[2].split()[index])
+
+
+def session_of(pid: int) -> int | None:
+    return stat_field(pid, 3)
 
 
 def parent_of(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rpartition(")")[2].split()[1])
+    return stat_field(pid, 1)
 
 
 def descends_from(pid: int, ancestor: int) -> bool:
