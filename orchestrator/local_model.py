@@ -63,6 +63,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def port_in_use(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 @dataclass
 class LocalModelServer:
     """One llama.cpp server process; a context manager that always stops it."""
@@ -85,6 +91,9 @@ class LocalModelServer:
             raise LocalModelError(f"llama-cpp-python's server is not installed; {INSTALL_HINT}")
         model = self.model or smollm2_weights()
         self.port = self.port or free_port()
+        if port_in_use(self.port):
+            # Another server there would answer our readiness check in our place.
+            raise LocalModelError(f"port {self.port} on 127.0.0.1 is in use: choose another")
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model),
             "--model_alias", self.alias, "--chat_format", "chatml-function-calling",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -48,6 +49,16 @@ def server() -> Iterator[LocalModelServer]:
         pid = running.process.pid
         yield running
     assert running.process is None and not Path(f"/proc/{pid}").exists()  # stopped, reaped
+
+
+def test_a_port_already_served_is_refused_before_starting() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = LocalModelServer(port=taken.getsockname()[1])
+        with pytest.raises(LocalModelError, match="in use"):
+            server.start()
+    assert server.process is None
 
 
 def test_a_server_that_cannot_start_is_one_clear_error_and_no_process(tmp_path: Path) -> None:
