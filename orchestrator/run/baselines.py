@@ -150,7 +150,12 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, [s["model"] for s in summaries], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("mean reward (clipped at -2 for display)")
-    ax.set_title(f"Baselines on {summaries[0]['sample'] if summaries else ''}")
+    samples = sorted({s["sample"] for s in summaries})
+    ax.set_title(
+        f"Baselines on {samples[0]}"
+        if len(samples) == 1
+        else "Baselines (samples differ: see the table)"
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
