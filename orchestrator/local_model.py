@@ -16,6 +16,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,9 +30,11 @@ from pathlib import Path
 from types import TracebackType
 
 from orchestrator.errors import OrchestratorError
+from orchestrator.owners import owner_alive, owner_token
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"
+LOG_PREFIX = "causal-gym-llama-"
 INSTALL_HINT = "install it with `bash scripts/bootstrap.sh --local-model`"
 
 
@@ -61,6 +64,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def reap_stale_logs() -> None:
+    """Remove the logs of launchers that died without stopping their server (a
+    SIGKILL leaves the log; pdeathsig has already taken the server)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{LOG_PREFIX}*.log"):
+        token = path.name.removeprefix(LOG_PREFIX).rpartition("-")[0]
+        if token and not owner_alive(token):
+            path.unlink(missing_ok=True)
 
 
 def port_in_use(port: int) -> bool:
@@ -94,14 +106,17 @@ class LocalModelServer:
         if port_in_use(self.port):
             # Another server there would answer our readiness check in our place.
             raise LocalModelError(f"port {self.port} on 127.0.0.1 is in use: choose another")
+        # The server dies with its launcher, even one killed with SIGKILL (pdeathsig).
+        guard = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
         command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+            *guard, sys.executable, "-m", "llama_cpp.server", "--model", str(model),
             "--model_alias", self.alias, "--chat_format", "chatml-function-calling",
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
         ]  # fmt: skip
         # The server's default is half the cores; episodes leave the model most of them.
         command += ["--n_threads", str(self.threads or os.cpu_count() or 1)]
-        fd, log = tempfile.mkstemp(prefix="causal-gym-llama-", suffix=".log")
+        reap_stale_logs()
+        fd, log = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{owner_token()}-", suffix=".log")
         self.log_path = Path(log)
         with os.fdopen(fd, "wb") as log_file:
             self.process = subprocess.Popen(

@@ -16,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from orchestrator.agents.types import EpisodeStatus
 from orchestrator.local_model import (
     LocalModelError,
     LocalModelServer,
+    reap_stale_logs,
     server_installed,
     smollm2_weights,
 )
@@ -34,7 +36,10 @@ pytestmark = [pytest.mark.model, pytest.mark.slow, pytest.mark.xdist_group("real
 
 VENV_BIN = Path(sys.executable).parent
 RUN = str(VENV_BIN / "causal-gym-run")
-#: Small budgets keep a 135M model on 2 cores to about a minute per episode.
+#: Small budgets keep a 135M model on 2 cores to about a minute per episode, and
+#: greedy sampling makes its replies the same on every run. (llama-cpp-python's
+#: function-calling handler ignores max_tokens inside tool calls, so a reply can run
+#: on until the context is full; the turn limit keeps that rare here.)
 MAX_TOKENS = 256
 MAX_TURNS = 3
 
@@ -59,6 +64,36 @@ def test_a_port_already_served_is_refused_before_starting() -> None:
         with pytest.raises(LocalModelError, match="in use"):
             server.start()
     assert server.process is None
+
+
+LAUNCHER = """
+import time
+from orchestrator.local_model import LocalModelServer
+server = LocalModelServer().start()
+print(server.process.pid, server.log_path, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_launcher_killed_with_sigkill_takes_its_server_along() -> None:
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**clean_env(), "PYTHONPATH": str(Path.cwd())},
+    )
+    assert launcher.stdout is not None
+    pid, log = launcher.stdout.readline().split()
+    assert Path(f"/proc/{pid}").exists()
+    launcher.kill()  # no finally block runs
+    launcher.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists(), "the server outlived its launcher"
+    assert Path(log).exists()  # what SIGKILL leaves behind ...
+    reap_stale_logs()
+    assert not Path(log).exists()  # ... the next launcher removes
 
 
 def test_a_server_that_cannot_start_is_one_clear_error_and_no_process(tmp_path: Path) -> None:
@@ -89,7 +124,7 @@ def test_one_episode_per_family_ends_recorded_with_its_transcript(
         RUN, "episode", f"train:{family}:3", "--agent", "openai",
         "--base-url", server.base_url, "--model", server.alias,
         "--max-tokens", str(MAX_TOKENS), "--max-turns", str(MAX_TURNS),
-        "--timeout", "400", "--transcript",
+        "--timeout", "400", "--temperature", "0", "--transcript",
     ]  # fmt: skip
     proc = subprocess.run(
         command,
@@ -147,6 +182,7 @@ out = "{tmp_path / "run"}"
 base_url = "{server.base_url}"
 model = "{server.alias}"
 max_tokens = {MAX_TOKENS}
+temperature = 0.0
 """
     )
     proc = subprocess.run(
@@ -184,7 +220,8 @@ def test_vf_eval_against_the_real_server_completes(
         "-m", server.alias, "--client.base-url", server.base_url,
         "--client.api-key-var", "LOCAL_MODEL_KEY", "-n", "1", "-r", "1",
         "--env.agent.runtime.type", "subprocess", "--env.agent.max-turns", str(MAX_TURNS),
-        "--sampling.max-tokens", str(MAX_TOKENS), "--no-push", "--no-rich",
+        "--sampling.max-tokens", str(MAX_TOKENS), "--sampling.temperature", "0",
+        "--no-push", "--no-rich",
         "-o", str(out), "--run.name", "run",
     ]  # fmt: skip
     proc = subprocess.run(

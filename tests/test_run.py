@@ -177,6 +177,31 @@ def test_killing_the_driver_then_resume_runs_exactly_the_missing(tmp_path: Path)
 
 
 @pytest.mark.slow
+def test_sigterm_stops_a_run_like_ctrl_c_and_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["--split", "eval-v1", "-n", "8", "--agent", "simulated:1:3", "--out", str(out)]
+    driver = subprocess.Popen(
+        [RUN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not ((out / "results.jsonl").exists() and records(out)):
+        time.sleep(0.5)
+    family = [pid for pid in process_environments() if descends_from(pid, driver.pid)]
+    assert family and key_folders_of(driver.pid), "the run never got going"
+    driver.send_signal(signal.SIGTERM)
+    _, stderr = driver.communicate(timeout=120)
+    assert driver.returncode == 130, stderr[-2000:]
+    assert "interrupted" in stderr and "--resume" in stderr
+    assert not key_folders_of(driver.pid)  # removed by the finally blocks, not left to a reaper
+    settle = time.monotonic() + 30
+    while time.monotonic() < settle and any(Path(f"/proc/{p}").exists() for p in family):
+        time.sleep(0.5)
+    assert not [p for p in family if Path(f"/proc/{p}").exists()]  # Ray and sandboxes gone
+    finished = records(out)
+    assert finished and all(r.final for r in finished) and len(finished) < 8
+
+
+@pytest.mark.slow
 def test_a_killed_sandbox_actor_is_replaced_and_its_episode_retried(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = [

@@ -1,5 +1,6 @@
 """`causal-gym-run`: importing the command modules registers them on `app`."""
 
+import signal
 import sys
 
 from orchestrator.cli import episode, run, sandbox, stream  # noqa: F401  (registration)
@@ -9,7 +10,15 @@ from orchestrator.cli.common import app
 _WITHOUT_RAY = ("episode", "sandbox", "--help", "-h")
 
 
+def _terminate(signum: int, frame: object) -> None:
+    # SIGTERM (a scheduler, `kill`, a container stop) ends a run the way Ctrl-C does:
+    # finished results stay, actors, sandboxes, the key file and a local model
+    # server are cleaned up by the same `finally` blocks.
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     args = sys.argv[1:]
     if args and args[0] not in _WITHOUT_RAY:
         # A run hands work to Ray, which copies this process's environment to every

@@ -13,7 +13,9 @@ import contextlib
 import logging
 import os
 import secrets
+import signal
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,6 +115,7 @@ def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
         "namespace": "causal-gym",
         "logging_level": logging.ERROR,  # our own display reports; Ray's INFO lines do not
     }
+    on_sigterm = signal.getsignal(signal.SIGTERM)
     try:
         if address:
             ray.init(address=address, **options)  # type: ignore[arg-type]
@@ -120,6 +123,12 @@ def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
             ray.init(address="local", num_cpus=num_cpus, resources={HEAD_RESOURCE: 1.0}, **options)  # type: ignore[arg-type]
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise ClusterError(f"cannot start or join Ray: {str(exc).splitlines()[0]}") from exc
+    finally:
+        # Ray's core installs a crash handler for SIGTERM that ends the process at
+        # once; the CLI's own handler (a graceful stop through the finally blocks)
+        # goes back in place.
+        if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_sigterm)
     try:
         return _check_head(started_here=address is None)
     except ClusterError:
