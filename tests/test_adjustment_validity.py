@@ -5,8 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from causal_gym.families.adjustment import adjustment_validity
 from causal_gym.scm.identification import satisfies_backdoor
-from causal_gym.scoring.reward import adjustment_validity
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth

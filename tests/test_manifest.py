@@ -8,8 +8,9 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.errors import TaskIdError
+from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.generate.version import GENERATOR_VERSION
-from causal_gym.spec.plan import NULL_BLOCK_SIZE, plan_task
+from causal_gym.spec.plan import plan_task
 from causal_gym.splits.freeze import (
     GeneratorVersionError,
     ManifestKeyError,

@@ -5,9 +5,9 @@ from collections import Counter
 import networkx as nx
 import pytest
 
+from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.spec.plan import (
     EFFECT_MAGNITUDE,
-    NULL_BLOCK_SIZE,
     EffectClass,
     effect_class_for,
     null_block_classes,

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from causal_gym.families.registry import family_spec
 from causal_gym.reference import analyst
-from causal_gym.scoring.schemas import SUBMISSION_MODELS
-from causal_gym.task_id import Family
 from tests.conftest import FAMILIES, cached_task
 
 ALLOWED_IMPORTS = {
@@ -57,7 +56,7 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
     proc = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
-    SUBMISSION_MODELS[Family(family)].model_validate(answer)
+    family_spec(family).submission_model.model_validate(answer)
     assert answer["estimate"] == pytest.approx(task.hidden.reference_estimate, rel=1e-12)
     assert answer["ci_upper"] - answer["ci_lower"] == pytest.approx(task.hidden.reference_width)
     if family == "adjustment":

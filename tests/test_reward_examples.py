@@ -13,9 +13,11 @@ from fractions import Fraction
 
 import pytest
 
+from causal_gym.families.adjustment import AdjustmentSubmission
+from causal_gym.families.null_detect import NullDetectSubmission
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.reward import estimand_score, score_submission
-from causal_gym.scoring.schemas import AdjustmentSubmission, AteSubmission, NullDetectSubmission
+from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth, PublicTask, Task

@@ -7,14 +7,18 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
+from causal_gym.families.null_detect import (
+    EFFECT_PRIOR,
+    NULL_BLOCK_COUNTS,
+    NULL_BLOCK_SIZE,
+    NullDetectSubmission,
+)
 from causal_gym.scoring.reward import (
     MISS_PENALTY,
     brier_skill,
     estimand_score,
     score_submission,
 )
-from causal_gym.scoring.schemas import NullDetectSubmission
-from causal_gym.spec.plan import EFFECT_PRIOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
 from tests.conftest import cached_task
 
 finite = st.floats(-1e3, 1e3, allow_nan=False)

@@ -25,7 +25,7 @@ from causal_gym.audit.report import (
     evaluate_checks,
 )
 from causal_gym.audit.runner import TaskAudit
-from causal_gym.spec.plan import NULL_BLOCK_SIZE
+from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.task_id import FAMILIES
 
 

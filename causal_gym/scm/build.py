@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.families.registry import family_spec
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
 from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
 from causal_gym.spec.tiers import TierSpec
@@ -39,8 +40,8 @@ def draw_counts(spec: TierSpec, family: Family, rng: np.random.Generator) -> Rol
         return int(rng.integers(bounds[0], bounds[1] + 1))
 
     counts = {name: pick(getattr(spec, name)) for name in RoleCounts.__dataclass_fields__}
-    if family is Family.ADJUSTMENT:
-        counts["decoys"] = max(counts["decoys"], 1)  # the family is about choosing a set
+    for name, least in family_spec(family).min_role_counts.items():
+        counts[name] = max(counts[name], least)  # after the draws: no randomness used
     return RoleCounts(**counts)
 
 

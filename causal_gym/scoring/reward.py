@@ -9,23 +9,20 @@ does not. Dividing by the observable scale s makes rewards comparable across tas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
 
-import networkx as nx
-
-from causal_gym.scm.identification import satisfies_backdoor
-from causal_gym.scoring.schemas import AdjustmentSubmission, AteSubmission, NullDetectSubmission
+from causal_gym.families.null_detect import EFFECT_PRIOR
+from causal_gym.families.registry import family_spec
+from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.sealed import Sealed
-from causal_gym.spec.plan import EFFECT_PRIOR
 from causal_gym.task import HiddenTruth
-from causal_gym.task_id import Family
 
 INTERVAL_SCORE_ALPHA = 0.12
 MISS_PENALTY = 2.0 / INTERVAL_SCORE_ALPHA
 NARROW_PENALTY = 2.0
 SCALE_FLOOR = 1e-6
-ADJUSTMENT_WEIGHTS = (0.7, 0.3)
-NULL_DETECT_WEIGHTS = (0.9, 0.1)
 
 
 @dataclass(frozen=True)
@@ -55,12 +52,21 @@ class ScoreRecord(Sealed):
     abs_error: float
     narrow_penalty: float
     loss: float
-    validity: float | None = None
-    brier_skill: float | None = None
+    #: The family's named components (validity, Brier skill), in its declared order.
+    components: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def validity(self) -> float | None:
+        return self.components.get("validity")
+
+    @property
+    def brier_skill(self) -> float | None:
+        return self.components.get("brier_skill")
 
     def as_dict(self) -> dict[str, object]:
-        record = {f.name: getattr(self, f.name) for f in fields(self)}
-        return {k: v for k, v in record.items() if v is not None}
+        """Flat: the fields, then each component under its own name."""
+        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "components"}
+        return {**record, **self.components}
 
 
 def estimand_score(
@@ -91,17 +97,6 @@ def brier_skill(probability: float, has_effect: bool, prior: float = EFFECT_PRIO
     return 1.0 - (probability - outcome) ** 2 / (prior * (1.0 - prior))
 
 
-def adjustment_validity(truth: HiddenTruth, names: list[str]) -> float:
-    """1 iff every name is a declared pre-treatment column and the set satisfies the
-    backdoor criterion on the hidden graph (latents included)."""
-    if not set(names) <= set(truth.pre_treatment):
-        return 0.0
-    graph = nx.DiGraph()
-    graph.add_nodes_from(truth.roles)
-    graph.add_edges_from(truth.edges)
-    return 1.0 if satisfies_backdoor(graph, truth.treatment, truth.outcome, names) else 0.0
-
-
 def score_submission(truth: HiddenTruth, submission: AteSubmission) -> ScoreRecord:
     part = estimand_score(
         truth.ate,
@@ -111,18 +106,9 @@ def score_submission(truth: HiddenTruth, submission: AteSubmission) -> ScoreReco
         truth.reference_width,
         truth.scale,
     )
-    validity = skill = None
-    total = part.reward
-    if truth.family is Family.ADJUSTMENT:
-        if not isinstance(submission, AdjustmentSubmission):
-            raise TypeError("an adjustment task needs an AdjustmentSubmission")
-        validity = adjustment_validity(truth, submission.adjustment_set)
-        total = ADJUSTMENT_WEIGHTS[0] * part.reward + ADJUSTMENT_WEIGHTS[1] * validity
-    elif truth.family is Family.NULL_DETECT:
-        if not isinstance(submission, NullDetectSubmission):
-            raise TypeError("a null_detect task needs a NullDetectSubmission")
-        skill = brier_skill(submission.effect_probability, truth.ate != 0.0)
-        total = NULL_DETECT_WEIGHTS[0] * part.reward + NULL_DETECT_WEIGHTS[1] * skill
+    spec = family_spec(truth.family)
+    components = spec.score_components(truth, submission)
+    total = spec.total_reward(part.reward, components)
     return ScoreRecord(
         family=truth.family.value,
         reward=total,
@@ -134,6 +120,5 @@ def score_submission(truth: HiddenTruth, submission: AteSubmission) -> ScoreReco
         abs_error=part.abs_error,
         narrow_penalty=part.narrow_penalty,
         loss=part.loss,
-        validity=validity,
-        brier_skill=skill,
+        components=MappingProxyType({name: components[name] for name in spec.components}),
     )

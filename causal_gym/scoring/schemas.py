@@ -1,4 +1,5 @@
-"""Typed submissions, one model per family.
+"""Typed submissions: the shared ATE-with-interval model and the JSON Schema of each
+family's model (the family modules in `causal_gym.families` declare their own).
 
 These models are the contract printed in every README (via their JSON Schema), the
 shape of the `submit_answer` tool and the gate in front of the scorer: anything that
@@ -52,41 +53,6 @@ class AteSubmission(BaseModel):
         return self
 
 
-class AdjustmentSubmission(AteSubmission):
-    """ATE answer plus the covariates the estimate adjusts for."""
-
-    adjustment_set: list[str] = Field(
-        description="Names of pre-treatment columns that form a valid backdoor adjustment set."
-    )
-
-    @model_validator(mode="after")
-    def _names_unique(self) -> AdjustmentSubmission:
-        seen: set[str] = set()
-        twice: set[str] = set()
-        for name in self.adjustment_set:  # linear: a set, never list.count
-            (twice if name in seen else seen).add(name)
-        repeated = sorted(twice)
-        if repeated:
-            listed = ", ".join(n if n.isprintable() else ascii(n) for n in repeated)
-            raise ValueError(f"adjustment_set lists columns more than once: {listed}")
-        return self
-
-
-class NullDetectSubmission(AteSubmission):
-    """ATE answer plus a probability that the true effect is not exactly zero."""
-
-    effect_probability: FiniteFloat = Field(
-        ge=0.0, le=1.0, description="Probability in [0, 1] that the true ATE is non-zero."
-    )
-
-
-SUBMISSION_MODELS: dict[Family, type[AteSubmission]] = {
-    Family.ATE: AteSubmission,
-    Family.ADJUSTMENT: AdjustmentSubmission,
-    Family.NULL_DETECT: NullDetectSubmission,
-}
-
-
 def submission_json_schema(family: Family) -> dict[str, object]:
     """JSON Schema of the family's submission, as printed in the README (a fresh copy:
     callers may edit it; building it costs about a millisecond, so it is built once)."""
@@ -95,6 +61,8 @@ def submission_json_schema(family: Family) -> dict[str, object]:
 
 @functools.cache
 def _schema(family: Family) -> dict[str, object]:
-    schema = SUBMISSION_MODELS[family].model_json_schema()
+    from causal_gym.families.registry import family_spec
+
+    schema = family_spec(family).submission_model.model_json_schema()
     schema["title"] = f"{family.value} submission"
     return schema

@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Literal, TypeGuard
 
 from pydantic import ValidationError
 
-from causal_gym.scoring.schemas import SUBMISSION_MODELS, AteSubmission
+from causal_gym.families.registry import family_spec
+from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.task_id import Family
 
 
@@ -129,7 +130,7 @@ def validate_submission(
     """Validate a submission for `family`; `columns` (public column names) enables the
     unknown-column check for adjustment sets. Cost is linear in the input and bounded:
     text over MAX_SUBMISSION_BYTES and objects over MAX_ITEMS items are refused unread."""
-    model = SUBMISSION_MODELS[family]
+    model = family_spec(family).submission_model
     data = _parse(raw) if isinstance(raw, str | bytes) else raw
     if isinstance(data, Rejected):
         return data

@@ -10,16 +10,12 @@ import math
 from dataclasses import dataclass
 from enum import StrEnum
 
+from causal_gym.families.null_detect import NULL_BLOCK_COUNTS
+from causal_gym.families.registry import family_spec
 from causal_gym.rng_keys.derive import derive_block_rng, derive_plan_rng
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
-from causal_gym.task_id import Family, Namespace, TaskId
-
-NULL_BLOCK_SIZE = 20
-NULL_BLOCK_COUNTS = {"structural_null": 7, "hard_nonnull": 7, "wide_nonnull": 6}
-#: Disclosed prior probability that a null_detect task has a non-zero effect.
-EFFECT_PRIOR_NUMERATOR = 13
-EFFECT_PRIOR = EFFECT_PRIOR_NUMERATOR / NULL_BLOCK_SIZE
+from causal_gym.task_id import Namespace, TaskId
 
 
 class EffectClass(StrEnum):
@@ -61,10 +57,7 @@ def null_block_classes(
 
 
 def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:
-    if task_id.family is not Family.NULL_DETECT:
-        return EffectClass.STANDARD
-    block, position = divmod(task_id.index, NULL_BLOCK_SIZE)
-    return null_block_classes(key, task_id.namespace, block)[position]
+    return family_spec(task_id.family).effect_class(key, task_id)
 
 
 def jittered_rows(base_rows: int, factor: float) -> int:

@@ -16,17 +16,14 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from causal_gym.errors import TaskIdError
+from causal_gym.families.registry import registered
 from causal_gym.spec.tiers import Tier
 from causal_gym.task import STAGED_FILES
 from causal_gym.task_id import Family, Namespace, TaskId
 
 EVAL_V1: Final = "eval-v1"
-#: Tasks per family in eval-v1; null_detect is 8 whole blocks of 20.
-EVAL_V1_COUNTS: dict[Family, int] = {
-    Family.ATE: 170,
-    Family.ADJUSTMENT: 170,
-    Family.NULL_DETECT: 160,
-}
+#: Tasks per family in eval-v1, as each family declares them, in registry order.
+EVAL_V1_COUNTS: dict[Family, int] = {spec.name: spec.eval_v1_count for spec in registered()}
 SPLITS: tuple[str, ...] = (EVAL_V1,)
 
 

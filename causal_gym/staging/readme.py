@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.families.registry import family_spec
 from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
-from causal_gym.spec.plan import EFFECT_PRIOR_NUMERATOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
 from causal_gym.staging.mess import TreatmentCoding
 from causal_gym.staging.naming import ColumnSpec, Theme
 from causal_gym.task_id import Family
@@ -94,22 +94,8 @@ def _column_row(spec: ColumnSpec) -> str:
 
 
 def _family_section(family: Family) -> list[str]:
-    lines = ["Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."]
-    if family is Family.ADJUSTMENT:
-        lines.append(
-            "Also name an adjustment set: pre-treatment columns that, conditioned on, block "
-            "every backdoor path between treatment and outcome. Only pre-treatment columns "
-            "listed above are allowed."
-        )
-    if family is Family.NULL_DETECT:
-        nulls = NULL_BLOCK_COUNTS["structural_null"]
-        lines.append(
-            "Also give `effect_probability`, your probability that the true ATE is not exactly "
-            f"zero. Prior: in this family {EFFECT_PRIOR_NUMERATOR} of every {NULL_BLOCK_SIZE} "
-            f"tasks have a non-zero effect and {nulls} of {NULL_BLOCK_SIZE} have exactly none "
-            f"(prior probability {EFFECT_PRIOR_NUMERATOR}/{NULL_BLOCK_SIZE})."
-        )
-    return lines
+    shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
+    return [shared, *family_spec(family).readme_lines()]
 
 
 def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
