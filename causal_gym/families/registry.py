@@ -12,6 +12,13 @@ REGISTRY: dict[Family, FamilySpec] = {
 }
 
 
+#: Every family's score components, each once, in registry order: the named columns
+#: records, metrics and stream scores carry.
+ALL_COMPONENTS: tuple[str, ...] = tuple(
+    dict.fromkeys(name for spec in REGISTRY.values() for name in spec.components)
+)
+
+
 def family_spec(family: Family | str) -> FamilySpec:
     """The spec of a family name (a ValueError for a name that is not a `Family`)."""
     return REGISTRY[Family(family)]

@@ -14,6 +14,7 @@ import verifiers.v1 as vf
 from pydantic import field_validator
 
 from causal_gym.errors import CausalGymError, KeyFormatError
+from causal_gym.families.registry import ALL_COMPONENTS
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, episode_score
@@ -125,8 +126,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
             "estimand_reward",
             "covered",
             "width_ratio",
-            "validity",
-            "brier_skill",
+            *ALL_COMPONENTS,
         ):
             value = values.get(name)
             if isinstance(value, int | float):  # bools too: covered is 1.0 or 0.0

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from causal_gym.families.registry import family_spec
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
@@ -107,11 +108,7 @@ class EscapePolicy(Policy):
             return _call(0, "python", {"code": extra + ESCAPE_SCRIPT.read_text("utf-8")})
         findings = last_json_object(messages) or {"error": "the escape script printed nothing"}
         if step == 1:
-            answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
-            if self.family == "adjustment":
-                answer["adjustment_set"] = []
-            if self.family == "null_detect":
-                answer["effect_probability"] = 13 / 20
+            answer = family_spec(self.family).placeholder_answer()
             call = _call(1, "submit_answer", answer).tool_calls
             return AgentTurn(text="escape findings: " + json.dumps(findings), tool_calls=call)
         return AgentTurn(text="escape findings: " + json.dumps(findings))
@@ -135,9 +132,4 @@ class SimulatedPolicy(Policy):
         time.sleep(max(0.0, min(self.turn_s, deadline_s)))
         if step + 1 < self.turns:
             return AgentTurn(text=f"thinking ({step + 1} of {self.turns})")
-        answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
-        if self.family == "adjustment":
-            answer["adjustment_set"] = []
-        if self.family == "null_detect":
-            answer["effect_probability"] = 13 / 20
-        return _call(step, "submit_answer", answer)
+        return _call(step, "submit_answer", family_spec(self.family).placeholder_answer())

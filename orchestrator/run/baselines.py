@@ -139,14 +139,17 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    families = ("ate", "adjustment", "null_detect")
+    from causal_gym.families.registry import registered
+
+    families = registered()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(families)
     x = np.arange(len(summaries))
-    for i, family in enumerate(families):
-        values = [s["by_family"].get(family, {}).get("mean_reward") for s in summaries]
+    for i, spec in enumerate(families):
+        values = [s["by_family"].get(spec.name.value, {}).get("mean_reward") for s in summaries]
         shown = [max(-2.0, v) if v is not None else 0.0 for v in values]
-        ax.bar(x + (i - 1) * width, shown, width * 0.9, label=family)
+        offset = (i - (len(families) - 1) / 2) * width  # bars centred on the tick
+        ax.bar(x + offset, shown, width * 0.9, label=spec.label)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x, [s["model"] for s in summaries], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("mean reward (clipped at -2 for display)")

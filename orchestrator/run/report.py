@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from causal_gym.families.registry import registered
 from causal_gym.task_id import FAMILIES
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import dump_json, write_atomically
-
-FAMILY_COLUMNS = {"ate": "ATE", "adjustment": "Adjustment", "null_detect": "Null detection"}
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -103,9 +102,11 @@ def baseline_row(summary: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+_COLUMNS = ["Model", "Provider", "Sample", "n", "Mean reward"]
+_COLUMNS += [spec.label for spec in registered()] + ["Coverage"]
+#: The seed's columns, one per registered family between the mean and the coverage.
 BASELINE_HEADER = (
-    "| Model | Provider | Sample | n | Mean reward | ATE | Adjustment | Null detection "
-    "| Coverage |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "| " + " | ".join(_COLUMNS) + " |\n| --- | --- | --- |" + " ---: |" * (len(_COLUMNS) - 3)
 )
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from causal_gym.families.registry import ALL_COMPONENTS
 from causal_gym.generate import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, score_against
@@ -63,7 +64,7 @@ class Outstanding:
 
 
 def _components(score: EpisodeScore) -> dict[str, float | bool | None]:
-    keep = ("estimand_reward", "covered", "width_ratio", "validity", "brier_skill")
+    keep = ("estimand_reward", "covered", "width_ratio", *ALL_COMPONENTS)
     fields = score.fields()
     return {name: fields.get(name) for name in keep}
 
