@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from causal_gym.estimand import Estimand
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.sealed import Sealed
 from causal_gym.spec.plan import EffectClass
@@ -74,7 +75,8 @@ class HiddenTruth(Sealed):
     family: Family
     tier: Tier
     effect_class: EffectClass
-    ate: float
+    #: The family's estimands by name (see causal_gym/estimand.py).
+    estimands: Mapping[str, Estimand]
     treatment: str
     outcome: str
     pre_treatment: tuple[str, ...]
@@ -82,11 +84,28 @@ class HiddenTruth(Sealed):
     latent: tuple[str, ...]
     roles: Mapping[str, str]
     edges: tuple[tuple[str, str], ...]
-    reference_estimate: float
-    reference_se: float
-    reference_width: float
-    scale: float
     generation_attempts: int
+
+    # The population ATE and its reference analysis: every family asks for it today.
+    @property
+    def ate(self) -> float:
+        return self.estimands["ate"].value
+
+    @property
+    def reference_estimate(self) -> float:
+        return self.estimands["ate"].reference_estimate
+
+    @property
+    def reference_se(self) -> float:
+        return self.estimands["ate"].reference_se
+
+    @property
+    def reference_width(self) -> float:
+        return self.estimands["ate"].reference_width
+
+    @property
+    def scale(self) -> float:
+        return self.estimands["ate"].scale
 
     def reveal(self) -> dict[str, Any]:
         """JSON-ready dump for `causal-gym inspect --reveal` (debugging only)."""

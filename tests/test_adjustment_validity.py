@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from causal_gym.estimand import Estimand
 from causal_gym.families.adjustment import adjustment_validity
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.spec.plan import EffectClass
@@ -22,7 +23,7 @@ def truth(
         family=Family.ADJUSTMENT,
         tier=Tier.EASY,
         effect_class=EffectClass.STANDARD,
-        ate=1.0,
+        estimands={"ate": Estimand(1.0, 1.0, 0.1, 0.33, 1.0)},
         treatment="t",
         outcome="y",
         pre_treatment=pre,
@@ -30,10 +31,6 @@ def truth(
         latent=latent,
         roles={n: "x" for n in nodes},
         edges=tuple(edges),
-        reference_estimate=1.0,
-        reference_se=0.1,
-        reference_width=0.33,
-        scale=1.0,
         generation_attempts=1,
     )
 

@@ -8,6 +8,7 @@ family's declared components, and eval-v1 holds its declared count.
 
 from __future__ import annotations
 
+import pickle
 from typing import get_args
 
 import numpy as np
@@ -80,6 +81,11 @@ def test_the_reference_answer_scores_into_the_declared_components(
             task.public.files["data.csv"], task.public.files["README.md"].decode()
         )
         answer = probes.honest(staged)
+        assert tuple(task.hidden.estimands) == spec.estimands
+        for estimand in task.hidden.estimands.values():
+            assert repr(estimand) == "Estimand(<redacted>)"
+            with pytest.raises(TypeError, match="must not be pickled"):
+                pickle.dumps(estimand)
         assert validate_submission(spec.name, answer, task.public.columns).ok
         record = score_answer(task, answer)
         assert record is not None

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import pytest
 
+from causal_gym.estimand import Estimand
 from causal_gym.families.adjustment import AdjustmentSubmission
 from causal_gym.families.null_detect import NullDetectSubmission
 from causal_gym.scoring.answer import score_answer
@@ -33,7 +34,7 @@ def truth(family: Family, ate: float, width: float, scale: float) -> HiddenTruth
         family=family,
         tier=Tier.EASY,
         effect_class=EffectClass.STANDARD,
-        ate=ate,
+        estimands={"ate": Estimand(ate, ate, width / 3.29, width, scale)},
         treatment="t",
         outcome="y",
         pre_treatment=("x",),
@@ -41,10 +42,6 @@ def truth(family: Family, ate: float, width: float, scale: float) -> HiddenTruth
         latent=(),
         roles={"x": "confounder", "t": "treatment", "y": "outcome"},
         edges=(("x", "t"), ("x", "y"), ("t", "y")),
-        reference_estimate=ate,
-        reference_se=width / 3.29,
-        reference_width=width,
-        scale=scale,
         generation_attempts=1,
     )
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from causal_gym.scoring.schemas import AteSubmission
@@ -33,19 +32,6 @@ DEFAULT_STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
 
 class FamilyContractError(Exception):
     """Raised at import time when a family module declares an inconsistent spec."""
-
-
-@dataclass(frozen=True)
-class Estimand:
-    """One named quantity a task asks for, with what its reward is measured against:
-    the reference analysis on the staged data (its estimate, standard error and honest
-    90% width) and the outcome's observable scale."""
-
-    value: float
-    reference_estimate: float
-    reference_se: float
-    reference_width: float
-    scale: float
 
 
 class FamilySpec(ABC):

@@ -12,8 +12,10 @@ every stream, inside the same plan (tier, size, effect class).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from causal_gym.errors import GenerationError
+from causal_gym.estimand import Estimand
 from causal_gym.generate.solvability import check_solvability
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
@@ -97,7 +99,17 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         family=family,
         tier=plan.tier,
         effect_class=plan.effect_class,
-        ate=certificate.ate,
+        estimands=MappingProxyType(
+            {
+                "ate": Estimand(
+                    value=certificate.ate,
+                    reference_estimate=solvable.fit.estimate,
+                    reference_se=solvable.fit.se,
+                    reference_width=solvable.reference_width,
+                    scale=solvable.scale,
+                )
+            }
+        ),
         treatment=names[TREATMENT_ID],
         outcome=names[OUTCOME_ID],
         pre_treatment=pre,
@@ -105,10 +117,6 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         latent=tuple(names[i] for i in scm.latent_ids),
         roles={names[n.id]: n.role.value for n in scm.nodes},
         edges=tuple((names[e.parent], names[e.child]) for e in scm.edges),
-        reference_estimate=solvable.fit.estimate,
-        reference_se=solvable.fit.se,
-        reference_width=solvable.reference_width,
-        scale=solvable.scale,
         generation_attempts=attempt + 1,
     )
     return Task(public, hidden)

@@ -1,0 +1,25 @@
+"""A named quantity a task asks for, with what its answer is scored against.
+
+A task's truth is a mapping of these by name (`HiddenTruth.estimands`): "ate" for
+today's families; a family with several estimands (per-level effects, direct and
+indirect effects) declares their names and scores each against its own entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from causal_gym.sealed import Sealed
+
+
+@dataclass(frozen=True, repr=False)
+class Estimand(Sealed):
+    """The exact value, the reference analysis of the staged data (estimate, standard
+    error, honest 90% width) and the observable scale the loss is divided by. Sealed:
+    the value is the answer."""
+
+    value: float
+    reference_estimate: float
+    reference_se: float
+    reference_width: float
+    scale: float
