@@ -16,12 +16,13 @@ from types import MappingProxyType
 from typing import Any
 
 from causal_gym.estimand import Estimand
+from causal_gym.families.registry import family_spec
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.sealed import Sealed
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task_id import Family
-from causal_gym.wire import STAGED_FILES, TaskWire
+from causal_gym.wire import TaskWire
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,17 @@ class PublicTask:
     generation_attempts: int
 
     def __post_init__(self) -> None:
-        if tuple(sorted(self.files)) != tuple(sorted(STAGED_FILES)):
-            raise ValueError(f"a task stages exactly {STAGED_FILES}, got {sorted(self.files)}")
+        if sorted(self.files) != sorted(self.staged_files):
+            raise ValueError(
+                f"a {self.family.value} task stages exactly {self.staged_files}, "
+                f"got {sorted(self.files)}"
+            )
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    @property
+    def staged_files(self) -> tuple[str, ...]:
+        """The files the family stages, in its declared order."""
+        return family_spec(self.family).staged_files
 
     def sha256(self, filename: str) -> str:
         return hashlib.sha256(self.files[filename]).hexdigest()
@@ -64,7 +73,7 @@ class PublicTask:
             "family": self.family.value,
             "tier": self.tier.value,
             "n_rows": self.n_rows,
-            "sha256": {name: self.sha256(name) for name in STAGED_FILES},
+            "sha256": {name: self.sha256(name) for name in self.staged_files},
             "generation_attempts": self.generation_attempts,
         }
 

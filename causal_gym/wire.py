@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from causal_gym.families.registry import family_spec
 from causal_gym.task_id import Family
 
 WIRE_VERSION = 1
-STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
 #: An opaque handle: letters, digits, dashes and underscores, nothing that parses as
 #: a task id (no colon).
 HANDLE_PATTERN = r"^[A-Za-z0-9_-]{8,64}$"
@@ -38,12 +38,14 @@ class TaskWire(BaseModel):
     submission_schema: dict[str, Any]
     n_rows: int = Field(gt=0)
 
-    @field_validator("files")
-    @classmethod
-    def _exactly_the_staged_files(cls, value: dict[str, bytes]) -> dict[str, bytes]:
-        if sorted(value) != sorted(STAGED_FILES):
-            raise ValueError(f"a task stages exactly {STAGED_FILES}, got {sorted(value)}")
-        return value
+    @model_validator(mode="after")
+    def _exactly_the_staged_files(self) -> TaskWire:
+        staged = family_spec(self.family).staged_files
+        if sorted(self.files) != sorted(staged):
+            raise ValueError(
+                f"a {self.family.value} task stages exactly {staged}, got {sorted(self.files)}"
+            )
+        return self
 
     @property
     def readme(self) -> str:

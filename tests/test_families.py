@@ -27,6 +27,7 @@ from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.splits.manifest import load_manifest
 from causal_gym.task_id import FAMILIES, Family, TaskId
 from causal_gym.vf.taskset import FamilyName
+from causal_gym.wire import TaskWire
 from orchestrator.run.records import ScoredEpisode
 from tests.conftest import cached_task
 
@@ -117,3 +118,15 @@ def test_role_count_minimums_hold_in_every_draw(spec: base.FamilySpec) -> None:
             counts = draw_counts(tier, spec.name, rng)
             for name, least in spec.min_role_counts.items():
                 assert getattr(counts, name) >= least
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=IDS)
+def test_tasks_stage_exactly_the_declared_files(spec: base.FamilySpec) -> None:
+    public = cached_task(f"train:{spec.name.value}:2").public
+    assert public.staged_files == spec.staged_files
+    assert sorted(public.files) == sorted(spec.staged_files)
+    assert list(public.metadata()["sha256"]) == list(spec.staged_files)
+    wire = public.to_wire("handle-0001")
+    short = {name: data for name, data in wire.files.items() if name != "data.csv"}
+    with pytest.raises(ValueError, match=f"a {spec.name.value} task stages exactly"):
+        TaskWire.model_validate({**wire.model_dump(), "files": short})

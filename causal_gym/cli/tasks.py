@@ -24,18 +24,19 @@ if TYPE_CHECKING:
 
 def write_staged(task: PublicTask, out: Path) -> None:
     """Write exactly the staged files into `out` (new, empty, or a previous task's)."""
-    from causal_gym.task import STAGED_FILES
+    from causal_gym.families.registry import registered
 
+    any_staged = {name for spec in registered() for name in spec.staged_files}
     if out.exists() and not out.is_dir():
         raise StagingError(f"--out {out} exists and is not a directory")
     if out.is_dir():
-        extra = sorted(p.name for p in out.iterdir() if p.name not in STAGED_FILES)
+        extra = sorted(p.name for p in out.iterdir() if p.name not in any_staged)
         if extra:
             raise StagingError(
                 f"--out {out} already holds other files ({', '.join(extra[:3])}); "
                 "give an empty or new directory"
             )
-    for name in STAGED_FILES:
+    for name in task.staged_files:
         write_atomically(out / name, task.files[name])
 
 

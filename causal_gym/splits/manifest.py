@@ -13,12 +13,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from causal_gym.errors import TaskIdError
-from causal_gym.families.registry import registered
+from causal_gym.families.registry import family_spec, registered
 from causal_gym.spec.tiers import Tier
-from causal_gym.task import STAGED_FILES
 from causal_gym.task_id import Family, Namespace, TaskId
 
 EVAL_V1: Final = "eval-v1"
@@ -37,12 +36,12 @@ class ManifestEntry(BaseModel):
     sha256: dict[str, str]
     generation_attempts: int = Field(ge=1)
 
-    @field_validator("sha256")
-    @classmethod
-    def _both_files(cls, value: dict[str, str]) -> dict[str, str]:
-        if sorted(value) != sorted(STAGED_FILES):
-            raise ValueError(f"sha256 must cover exactly {STAGED_FILES}")
-        return value
+    @model_validator(mode="after")
+    def _every_staged_file(self) -> ManifestEntry:
+        staged = family_spec(self.family).staged_files
+        if sorted(self.sha256) != sorted(staged):
+            raise ValueError(f"sha256 must cover exactly {staged}")
+        return self
 
 
 class Manifest(BaseModel):

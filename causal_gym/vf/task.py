@@ -18,7 +18,7 @@ from causal_gym.families.registry import ALL_COMPONENTS
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, episode_score
-from causal_gym.task import STAGED_FILES, Task
+from causal_gym.task import Task
 from causal_gym.vf.keys import check_env_key_name, refuse_unsafe_runtime, resolve_run_key
 from causal_gym.vf.tools import CausalGymState, SubmitToolset
 
@@ -91,14 +91,16 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
             task = generated(str(self.data.id), key)
         except CausalGymError as exc:
             raise vf.TaskError(str(exc)) from exc
-        for name in STAGED_FILES:
+        for name in task.public.staged_files:
             await runtime.write(name, task.public.files[name])  # relative: the workdir
         if runtime.type != "subprocess":
             await runtime.write(_PINS_IN_BOX, analyst_pins())
             done = await runtime.run(["sh", "-c", _INSTALL], {})
             if done.exit_code != 0:
                 raise vf.TaskError(f"installing the analyst wheels failed: {done.stderr[-800:]}")
-        trace.info["staged_sha256"] = {name: task.public.sha256(name) for name in STAGED_FILES}
+        trace.info["staged_sha256"] = {
+            name: task.public.sha256(name) for name in task.public.staged_files
+        }
 
     @vf.stop
     async def submitted(self, trace: vf.Trace) -> bool:
