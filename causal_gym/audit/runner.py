@@ -22,6 +22,7 @@ from causal_gym.audit.policies import (
     staged_view,
 )
 from causal_gym.errors import GenerationError
+from causal_gym.families.registry import family_spec
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.reference.aipw import aipw_submission
 from causal_gym.rng_keys.keys import DerivationKey
@@ -74,7 +75,8 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
     sweep = [_scored(task, policy(view)) for policy in SWEEP_POLICIES]
     null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
     narrow = _scored(task, narrow_null(view)) if null else None
-    prior = _scored(task, prior_only(view)) if task.public.family.value == "null_detect" else None
+    spec = family_spec(task.public.family)
+    prior = _scored(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
     files = task.public.files
     aipw = _scored(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
     return TaskAudit(
