@@ -113,8 +113,11 @@ class LocalModelServer:
             "--model_alias", self.alias, "--chat_format", "chatml-function-calling",
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
         ]  # fmt: skip
-        # The server's default is half the cores; episodes leave the model most of them.
-        command += ["--n_threads", str(self.threads or os.cpu_count() or 1)]
+        # Half the cores (the server's own default): llama.cpp's threads wait on each
+        # other at every step, so when another process holds a core they all stall
+        # (two servers with all cores each fell to 0.4 tokens/s on 2 cores).
+        threads = self.threads or max(1, (os.cpu_count() or 2) // 2)
+        command += ["--n_threads", str(threads)]
         reap_stale_logs()
         fd, log = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{owner_token()}-", suffix=".log")
         self.log_path = Path(log)
