@@ -113,10 +113,11 @@ class LocalModelServer:
             "--model_alias", self.alias, "--chat_format", "chatml-function-calling",
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
         ]  # fmt: skip
-        # Half the cores (the server's own default): llama.cpp's threads wait on each
-        # other at every step, so when another process holds a core they all stall
-        # (two servers with all cores each fell to 0.4 tokens/s on 2 cores).
-        threads = self.threads or max(1, (os.cpu_count() or 2) // 2)
+        # Every core (the server's default is half): one server serves one episode at a
+        # time. Two servers on the same cores stall each other badly (llama.cpp's
+        # threads wait on each other at every step: 0.4 tokens/s on 2 cores), so run
+        # one per machine or pass `threads`.
+        threads = self.threads or os.cpu_count() or 1
         command += ["--n_threads", str(threads)]
         reap_stale_logs()
         fd, log = tempfile.mkstemp(prefix=f"{LOG_PREFIX}{owner_token()}-", suffix=".log")

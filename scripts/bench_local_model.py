@@ -2,6 +2,7 @@
 SmolLM2-135M-Instruct, one episode per task, model time against tool time.
 
     .venv/bin/python scripts/bench_local_model.py [--per-family 2] [--max-tokens 256]
+        [--max-turns 6] [--budget 200]
 
 For each episode: its status, turns, prompt and completion tokens, wall time, the
 time spent waiting for the model and the time spent running tools in the sandbox.
@@ -43,6 +44,7 @@ def main() -> int:
     parser.add_argument("--per-family", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--max-turns", type=int, default=6)
+    parser.add_argument("--budget", type=float, default=200.0, help="episode budget (s)")
     args = parser.parse_args()
     console = Console()
     key = resolve_key(environ={})
@@ -53,9 +55,12 @@ def main() -> int:
     model_total = tool_total = 0.0
     with LocalModelServer() as server:
         config = OpenAIPolicyConfig(
-            base_url=server.base_url, model=server.alias, max_tokens=args.max_tokens
+            base_url=server.base_url,
+            model=server.alias,
+            max_tokens=args.max_tokens,
+            temperature=0.0,  # greedy: the same replies on every run
         )
-        episode = EpisodeConfig(max_turns=args.max_turns, episode_timeout_s=600)
+        episode = EpisodeConfig(max_turns=args.max_turns, episode_timeout_s=args.budget)
         for family in FAMILIES:
             for index in range(args.per_family):
                 task = generate_task(f"train:{family}:{index}", key)
