@@ -126,6 +126,8 @@ class LocalModelServer:
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
+                # Nothing of the runner's secrets: the server needs no key.
+                env={k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"},
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own group: stop() reaches every child
