@@ -71,18 +71,21 @@ def main() -> int:
                         result = run_episode(wire, box, policy, episode)
                 model_total += result.model_s
                 tool_total += result.tool_s
-                ratio = result.model_s / result.tool_s if result.tool_s else float("inf")
+                ratio = f"{result.model_s / result.tool_s:.0f}x" if result.tool_s else "no tool"
                 table.add_row(
                     f"train:{family}:{index}", result.status.value, str(result.turns),
                     str(result.usage.prompt_tokens), str(result.usage.completion_tokens),
                     f"{result.wall_s:.1f}", f"{result.model_s:.1f}", f"{result.tool_s:.2f}",
-                    f"{ratio:.0f}x",
+                    ratio,
                 )  # fmt: skip
     console.print(table)
-    share = model_total / (model_total + tool_total) if model_total + tool_total else 0.0
+    if tool_total == 0:
+        console.print(f"model time {model_total:.1f} s; no tool ran, so there is no ratio")
+        return 0
+    share = model_total / (model_total + tool_total)
     console.print(
         f"model time {model_total:.1f} s, tool time {tool_total:.2f} s: the model is "
-        f"{share:.1%} of the time the two take (ratio {model_total / max(tool_total, 1e-9):.0f}x)"
+        f"{share:.1%} of the time the two take (ratio {model_total / tool_total:.0f}x)"
     )
     return 0
 
