@@ -36,6 +36,9 @@ class PublicTask:
     pre_treatment_columns: tuple[str, ...]
     columns: tuple[str, ...]
     generation_attempts: int
+    #: The names the submission answers (the estimands' keys): ("ate",) for the
+    #: seed's families, the modifier's levels for cate.
+    estimands: tuple[str, ...] = ("ate",)
 
     def __post_init__(self) -> None:
         if sorted(self.files) != sorted(self.staged_files):
@@ -64,6 +67,7 @@ class PublicTask:
             columns=self.columns,
             submission_schema=submission_json_schema(self.family),
             n_rows=self.n_rows,
+            estimands=self.estimands,
         )
 
     def metadata(self) -> dict[str, Any]:
@@ -117,7 +121,19 @@ class HiddenTruth(Sealed):
         return self.estimands["ate"].scale
 
     def reveal(self) -> dict[str, Any]:
-        """JSON-ready dump for `causal-gym inspect --reveal` (debugging only)."""
+        """JSON-ready dump for `causal-gym inspect --reveal` (debugging only): every
+        estimand under `estimands`, and the ATE's numbers at the top level too when
+        the family asks for it."""
+        estimands = {
+            name: {
+                "value": e.value,
+                "reference_estimate": e.reference_estimate,
+                "reference_se": e.reference_se,
+                "reference_width": e.reference_width,
+            }
+            for name, e in self.estimands.items()
+        }
+        ate = {"ate": estimands["ate"].pop("value")} if "ate" in estimands else {}
         return {
             "task_id": self.task_id,
             "family": self.family.value,
@@ -125,16 +141,14 @@ class HiddenTruth(Sealed):
             "effect_class": self.effect_class.value,
             "treatment": self.treatment,
             "outcome": self.outcome,
-            "ate": self.ate,
+            **ate,
+            **(estimands.get("ate", {}) if ate else {"estimands": estimands}),
             "pre_treatment": list(self.pre_treatment),
             "post_treatment": list(self.post_treatment),
             "latent": list(self.latent),
             "roles": dict(self.roles),
             "edges": [list(edge) for edge in self.edges],
-            "reference_estimate": self.reference_estimate,
-            "reference_se": self.reference_se,
-            "reference_width": self.reference_width,
-            "scale": self.scale,
+            "scale": next(iter(self.estimands.values())).scale,
             "generation_attempts": self.generation_attempts,
         }
 

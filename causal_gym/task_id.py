@@ -17,16 +17,24 @@ from causal_gym.errors import TaskIdError
 class Namespace(StrEnum):
     TRAIN = "train"
     EVAL_V1 = "eval-v1"
+    EVAL_V2 = "eval-v2"
 
 
 class Family(StrEnum):
     ATE = "ate"
     ADJUSTMENT = "adjustment"
     NULL_DETECT = "null_detect"
+    CATE = "cate"
+    MEDIATION = "mediation"
+    OBS_VS_RCT = "obs_vs_rct"
 
 
 NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)
 FAMILIES: tuple[str, ...] = tuple(f.value for f in Family)
+#: The families of the frozen eval-v1 split (the seed's three) and of eval-v2 (the
+#: multi-estimand ones added after it). The v1 audit and the v1 manifest cover the first.
+EVAL_V1_FAMILIES: tuple[str, ...] = ("ate", "adjustment", "null_detect")
+EVAL_V2_FAMILIES: tuple[str, ...] = ("cate", "mediation", "obs_vs_rct")
 _INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 ID_FORMAT = "<namespace>:<family>:<index>"
 

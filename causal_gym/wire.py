@@ -37,6 +37,8 @@ class TaskWire(BaseModel):
     columns: tuple[str, ...]
     submission_schema: dict[str, Any]
     n_rows: int = Field(gt=0)
+    #: What the submission answers: ("ate",), or cate's modifier levels.
+    estimands: tuple[str, ...] = ("ate",)
 
     @model_validator(mode="after")
     def _exactly_the_staged_files(self) -> TaskWire:

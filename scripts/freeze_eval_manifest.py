@@ -1,4 +1,5 @@
-"""Regenerate causal_gym/manifests/eval-v1.json with DEFAULT_EVAL_KEY.
+"""Regenerate causal_gym/manifests/<split>.json with DEFAULT_EVAL_KEY
+(`python scripts/freeze_eval_manifest.py [eval-v1|eval-v2]`, eval-v1 by default).
 
 Only for a deliberate, versioned change of the frozen split: the diff of the
 committed file then lists every task that moved.
@@ -6,19 +7,22 @@ committed file then lists every task that moved.
 
 from __future__ import annotations
 
+import sys
+
 from rich.progress import Progress
 
 from causal_gym.rng_keys import resolve_key
 from causal_gym.splits.freeze import build_manifest
-from causal_gym.splits.manifest import eval_v1_ids, manifest_json, manifest_path
+from causal_gym.splits.manifest import EVAL_V1, check_split, manifest_json, manifest_path, split_ids
 
 
 def main() -> None:
+    split = check_split(sys.argv[1] if len(sys.argv) > 1 else EVAL_V1)
     key = resolve_key(environ={})
     with Progress() as progress:
-        job = progress.add_task("freezing eval-v1", total=len(eval_v1_ids()))
-        manifest = build_manifest(key, tick=lambda _tid: progress.advance(job))
-    path = manifest_path()
+        job = progress.add_task(f"freezing {split}", total=len(split_ids(split)))
+        manifest = build_manifest(key, tick=lambda _tid: progress.advance(job), split=split)
+    path = manifest_path(split)
     path.write_text(manifest_json(manifest))
     print(f"wrote {path} ({len(manifest.tasks)} tasks)")
 

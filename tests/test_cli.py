@@ -50,7 +50,7 @@ def test_materialize_writes_exactly_two_files_and_metadata(tmp_path: Path) -> No
     [
         ("train:ate", "expected <namespace>:<family>:<index>"),
         ("nope:ate:1", "accepted namespaces are train, eval-v1"),
-        ("train:cate:1", "accepted families are ate, adjustment, null_detect"),
+        ("train:cates:1", "accepted families are ate, adjustment, null_detect, cate, mediation"),
         ("train:ate:-4", "non-negative decimal integer"),
     ],
 )

@@ -3,7 +3,8 @@
 A new family passes this file or it is not a family: its declarations agree with
 each other, its README tells the agent what its schema asks, the sandbox kit and the
 verifiers taskset know its name, the reference answer validates and scores into the
-family's declared components, and eval-v1 holds its declared count.
+family's declared estimands and components, and its frozen split holds its declared
+count.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import pytest
 
 from causal_gym.families import base
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
 from causal_gym.families.registry import REGISTRY, family_spec, registered
-from causal_gym.reference import analyst, probes
+from causal_gym.reference import analyst, estimand_probes, probes
 from causal_gym.scm.build import draw_counts
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.schemas import submission_json_schema
@@ -53,7 +55,10 @@ def test_declarations_agree(spec: base.FamilySpec) -> None:
     # Records and streams carry each component under its own name.
     assert set(spec.components) <= set(ScoredEpisode.model_fields)
     # Hack probes the family names exist in the sandbox kit.
-    assert all(callable(getattr(probes, name, None)) for name in spec.extra_probes)
+    kit = estimand_probes.FAMILY_PROBES if spec.eval_split == "eval-v2" else vars(probes)
+    assert all(callable(kit.get(name)) for name in spec.extra_probes)
+    # The maxima never contradict the minima.
+    assert all(spec.min_role_counts.get(k, 0) <= v for k, v in spec.max_role_counts.items())
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
@@ -78,19 +83,27 @@ def test_the_reference_answer_scores_into_the_declared_components(
 ) -> None:
     for index in range(3):
         task = cached_task(f"train:{spec.name.value}:{index}")
-        staged = probes.Staged.parse(
-            task.public.files["data.csv"], task.public.files["README.md"].decode()
-        )
-        answer = probes.honest(staged)
-        assert tuple(task.hidden.estimands) == spec.estimands
+        answer = analyst.files_answer(dict(task.public.files))
+        names = tuple(task.hidden.estimands)
+        assert names == task.public.estimands == task.public.to_wire("handle-0001").estimands
+        if spec.per_level_estimands:  # one estimand per level the README lists
+            readme = task.public.files["README.md"].decode()
+            assert 3 <= len(names) <= 5 and all(f"`{name}`" in readme for name in names)
+        else:
+            assert names == spec.estimands
         for estimand in task.hidden.estimands.values():
             assert repr(estimand) == "Estimand(<redacted>)"
             with pytest.raises(TypeError, match="must not be pickled"):
                 pickle.dumps(estimand)
-        assert validate_submission(spec.name, answer, task.public.columns).ok
+        public = task.public
+        assert validate_submission(spec.name, answer, public.columns, public.estimands).ok
         record = score_answer(task, answer)
         assert record is not None
         assert tuple(record.components) == spec.components
+        assert tuple(record.estimands) == names
+        assert record.estimand_reward == pytest.approx(
+            sum(e.reward for e in record.estimands.values()) / len(names), abs=1e-12
+        )
         assert record.reward == spec.total_reward(record.estimand_reward, record.components)
         flat = record.as_dict()
         assert all(flat[name] == record.components[name] for name in spec.components)
@@ -104,10 +117,13 @@ def test_effect_classes_and_eval_counts(spec: base.FamilySpec, default_key) -> N
     }
     if spec.name is Family.NULL_DETECT:
         assert EffectClass.STANDARD not in classes and len(classes) == 3
-        assert spec.eval_v1_count % NULL_BLOCK_SIZE == 0  # whole blocks only
+        assert spec.eval_count % NULL_BLOCK_SIZE == 0  # whole blocks only
+    elif spec.name is Family.OBS_VS_RCT:
+        assert classes == {EffectClass.CONFOUNDED, EffectClass.UNCONFOUNDED}
+        assert spec.eval_count % BIAS_BLOCK_SIZE == 0
     else:
         assert classes == {EffectClass.STANDARD}
-    assert load_manifest().counts[spec.name.value] == spec.eval_v1_count
+    assert load_manifest(spec.eval_split).counts[spec.name.value] == spec.eval_count
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
@@ -118,6 +134,8 @@ def test_role_count_minimums_hold_in_every_draw(spec: base.FamilySpec) -> None:
             counts = draw_counts(tier, spec.name, rng)
             for name, least in spec.min_role_counts.items():
                 assert getattr(counts, name) >= least
+            for name, most in spec.max_role_counts.items():
+                assert getattr(counts, name) <= most
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

@@ -99,7 +99,7 @@ def test_the_wire_format_is_public_and_travels() -> None:
     assert TaskWire.model_validate_json(wire.model_dump_json()) == wire
     assert set(TaskWire.model_fields) == {
         "wire_version", "handle", "family", "files", "prompt", "columns",
-        "submission_schema", "n_rows",
+        "submission_schema", "n_rows", "estimands",
     }  # fmt: skip
     text = wire.model_dump_json()
     assert task.public.task_id not in text and repr(task.hidden.ate) not in text

@@ -85,4 +85,40 @@ def test_cli_list_and_verify() -> None:
     verified = causal_gym_cli("manifest", "verify", "--limit", "3")
     assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
     bad = causal_gym_cli("manifest", "list", "--split", "v2")
-    assert bad.returncode == 2 and "accepted splits are eval-v1" in bad.stderr
+    assert bad.returncode == 2 and "accepted splits are eval-v1, eval-v2" in bad.stderr
+
+
+def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
+    """eval-v2 is verified in CI like eval-v1: the multi-estimand families, 150 each
+    (whole obs_vs_rct blocks of 10), every staged file hashed (trial.csv too)."""
+    from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
+    from causal_gym.splits.manifest import split_ids
+
+    manifest = load_manifest("eval-v2")
+    assert [e.task_id for e in manifest.tasks] == split_ids("eval-v2")
+    assert Counter(e.family.value for e in manifest.tasks) == {
+        "cate": 150, "mediation": 150, "obs_vs_rct": 150
+    }  # fmt: skip
+    assert manifest.counts["obs_vs_rct"] % BIAS_BLOCK_SIZE == 0
+    assert manifest.generator_version == GENERATOR_VERSION
+    trial = [e for e in manifest.tasks if e.family.value == "obs_vs_rct"]
+    assert all(set(e.sha256) == {"data.csv", "trial.csv", "README.md"} for e in trial)
+    sample = spread_sample(manifest.tasks, 12)
+    assert {e.family for e in sample} == {e.family for e in manifest.tasks}
+    assert verify_entries(manifest, sample, default_key) == []
+
+
+@pytest.mark.parametrize(
+    ("task_id", "split"), [("eval-v2:cate:150", "eval-v2"), ("eval-v2:ate:0", "eval-v2"),
+                           ("eval-v1:mediation:0", "eval-v1")]
+)  # fmt: skip
+def test_ids_outside_either_manifest_are_errors(default_key, task_id: str, split: str) -> None:
+    with pytest.raises(TaskIdError, match=f"not in the frozen {split} manifest"):
+        generate_task(task_id, default_key)
+
+
+def test_cli_lists_and_verifies_eval_v2() -> None:
+    listed = causal_gym_cli("manifest", "list", "--split", "eval-v2")
+    assert listed.returncode == 0 and len(listed.stdout.split()) == 450
+    verified = causal_gym_cli("manifest", "verify", "--split", "eval-v2", "--limit", "3")
+    assert verified.returncode == 0 and "verified 3 of 450 tasks, 0 mismatches" in verified.stdout

@@ -13,7 +13,7 @@ import pytest
 
 from causal_gym.families.registry import family_spec
 from causal_gym.reference import analyst
-from tests.conftest import FAMILIES, cached_task
+from tests.conftest import FAMILIES, V1, cached_task
 
 ALLOWED_IMPORTS = {
     "__future__",
@@ -23,6 +23,8 @@ ALLOWED_IMPORTS = {
     "sys",
     "dataclasses",
     "pathlib",
+    "math",
+    "collections",
     "numpy",
     "pandas",
     "statsmodels",
@@ -30,15 +32,30 @@ ALLOWED_IMPORTS = {
 }
 
 
-def test_imports_only_the_analyst_toolchain() -> None:
-    tree = ast.parse(Path(analyst.__file__).read_text())
-    roots = set()
+#: The sandbox kit: copied into sandboxes side by side, importing one another by file.
+KIT = ("analyst.py", "probes.py", "estimands.py", "estimand_probes.py")
+
+
+@pytest.mark.parametrize("name", KIT)
+def test_imports_only_the_analyst_toolchain(name: str) -> None:
+    """The toolchain, the standard library modules above, and the kit's own files
+    (as `causal_gym.reference.X` inside the package or `X` beside it)."""
+    tree = ast.parse((Path(analyst.__file__).parent / name).read_text())
+    modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
+            modules |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            roots.add((node.module or "").split(".")[0])
-    assert roots <= ALLOWED_IMPORTS, roots - ALLOWED_IMPORTS
+            modules.add(node.module or "")
+    siblings = {kit.removesuffix(".py") for kit in KIT}
+    outside = {
+        m
+        for m in modules
+        if m.split(".")[0] not in ALLOWED_IMPORTS | siblings
+        and m != "causal_gym.reference"
+        and m.removeprefix("causal_gym.reference.") not in siblings
+    }
+    assert not outside, outside
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -46,19 +63,25 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
     task = cached_task(f"train:{family}:3")
     for name, data in task.public.files.items():
         (tmp_path / name).write_bytes(data)
-    copy = tmp_path.parent / f"analyst_copy_{family}.py"
-    copy.write_text(Path(analyst.__file__).read_text())
+    kit = tmp_path.parent / f"kit_{family}"
+    kit.mkdir()
+    for name in KIT:
+        (kit / name).write_text((Path(analyst.__file__).parent / name).read_text())
     blocker = (
-        "import runpy, sys; sys.modules['causal_gym'] = None; "
+        f"import runpy, sys; sys.modules['causal_gym'] = None; sys.path.insert(0, {str(kit)!r}); "
         f"sys.argv = ['analyst.py', {str(tmp_path)!r}]; "
-        f"runpy.run_path({str(copy)!r}, run_name='__main__')"
+        f"runpy.run_path({str(kit / 'analyst.py')!r}, run_name='__main__')"
     )
     proc = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout)
-    family_spec(family).submission_model.model_validate(answer)
-    assert answer["estimate"] == pytest.approx(task.hidden.reference_estimate, rel=1e-12)
-    assert answer["ci_upper"] - answer["ci_lower"] == pytest.approx(task.hidden.reference_width)
+    spec = family_spec(family)
+    intervals = spec.intervals(spec.submission_model.model_validate(answer))
+    assert tuple(intervals) == tuple(task.hidden.estimands)
+    for name, (estimate, lower, upper) in intervals.items():
+        truth = task.hidden.estimands[name]
+        assert estimate == pytest.approx(truth.reference_estimate, rel=1e-12)
+        assert upper - lower == pytest.approx(truth.reference_width)
     if family == "adjustment":
         assert answer["adjustment_set"] == list(task.hidden.pre_treatment)
 
@@ -69,7 +92,7 @@ def test_reference_is_unbiased_and_roughly_calibrated() -> None:
     46/60 (0.20%) or all 60/60 (0.18%) under Binomial(60, 0.9), SD of z outside
     (0.6, 1.4) (chi-square, under 0.002%)."""
     z_scores, covered = [], 0
-    for family in FAMILIES:
+    for family in V1:  # the multi-estimand families are the estimand audit's
         for i in range(20):
             h = cached_task(f"train:{family}:{i}").hidden
             z = (h.reference_estimate - h.ate) / h.reference_se

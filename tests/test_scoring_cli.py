@@ -27,15 +27,15 @@ def test_reference_then_score_matches_the_library(tmp_path: Path, family: str) -
     scored = cli("score", task_id, str(path))
     assert scored.returncode == 0, scored.stderr
     record = json.loads(scored.stdout)
-    expected = score_submission(
-        task.hidden, validate_submission(task.public.family, answer, task.public.columns).submission
-    )
+    public = task.public
+    checked = validate_submission(public.family, answer, public.columns, public.estimands)
+    expected = score_submission(task.hidden, checked.submission)
     assert record["reward"] == pytest.approx(expected.reward, rel=1e-12)
     assert record["width_ratio"] == pytest.approx(1.0)
     for key in ("reward", "estimand_reward", "clipped_reward", "covered", "width_ratio"):
         assert key in record
     assert ("validity" in record) == (family == "adjustment")
-    assert ("brier_skill" in record) == (family == "null_detect")
+    assert ("brier_skill" in record) == (family in ("null_detect", "obs_vs_rct"))
     if family == "adjustment":
         assert record["validity"] == 1.0
 

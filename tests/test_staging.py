@@ -9,25 +9,35 @@ import re
 import pandas as pd
 import pytest
 
+from causal_gym.families.registry import family_spec
 from causal_gym.reference.analyst import parse_readme
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.task_id import Family
 from tests.conftest import FAMILIES, cached_task
 
-IDS = [f"{ns}:{family}:{i}" for family in FAMILIES for ns in ("train", "eval-v1") for i in (1, 2)]
+IDS = [
+    f"{ns}:{family}:{i}"
+    for family in FAMILIES
+    for ns in ("train", family_spec(family).eval_split)
+    for i in (1, 2)
+]
+#: (task id, staged csv): obs_vs_rct's trial.csv is as messy as its data.csv.
+CSVS = [(tid, "data.csv") for tid in IDS] + [
+    (tid, "trial.csv") for tid in IDS if ":obs_vs_rct:" in tid
+]
 
 
-def frame_of(task_id: str) -> pd.DataFrame:
-    data = cached_task(task_id).public.files["data.csv"]
+def frame_of(task_id: str, name: str = "data.csv") -> pd.DataFrame:
+    data = cached_task(task_id).public.files[name]
     return pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)
 
 
-@pytest.mark.parametrize("task_id", IDS)
-def test_messiness_is_present_and_documented(task_id: str) -> None:
+@pytest.mark.parametrize(("task_id", "name"), CSVS)
+def test_messiness_is_present_and_documented(task_id: str, name: str) -> None:
     task = cached_task(task_id)
     readme = task.public.files["README.md"].decode()
     dictionary = parse_readme(readme)
-    frame = frame_of(task_id)
+    frame = frame_of(task_id, name)
     assert frame.duplicated().sum() >= 1
     assert (frame == "").to_numpy().any()
     codes = set(frame[dictionary.treatment]) - {""}
@@ -38,12 +48,17 @@ def test_messiness_is_present_and_documented(task_id: str) -> None:
     assert ((y - y.median()).abs() > 8 * robust).sum() >= 1  # gross outliers were injected
     assert sorted(dictionary.types) == sorted(frame.columns)
     assert list(dictionary.types) != list(frame.columns)  # CSV column order is shuffled
-    assert len(frame) == task.public.n_rows
+    if name == "data.csv":
+        assert len(frame) == task.public.n_rows
+    else:
+        assert f"{name}: {len(frame)} rows" in readme and f"{name} ({len(frame)} rows)" in (
+            task.public.prompt
+        )
 
 
-@pytest.mark.parametrize("task_id", IDS)
-def test_floats_use_a_fixed_format_per_column(task_id: str) -> None:
-    frame = frame_of(task_id)
+@pytest.mark.parametrize(("task_id", "name"), CSVS)
+def test_floats_use_a_fixed_format_per_column(task_id: str, name: str) -> None:
+    frame = frame_of(task_id, name)
     dictionary = parse_readme(cached_task(task_id).public.files["README.md"].decode())
     for column in frame.columns:
         kind = dictionary.types[column]
@@ -68,6 +83,11 @@ def test_readme_states_everything_the_agent_needs(family: str) -> None:
     assert dictionary.family == family
     assert list(dictionary.pre_treatment) == list(task.hidden.pre_treatment)
     assert list(dictionary.post_treatment) == list(task.hidden.post_treatment)
+    if family == "mediation":  # declared in the table and named in the question's context
+        assert dictionary.mediator and f"Mediator: `{dictionary.mediator}`" in readme
+    if family == "cate":
+        assert dictionary.modifier in dictionary.pre_treatment
+        assert dictionary.types[dictionary.modifier] == "categorical"
     assert (dictionary.treatment, dictionary.outcome) == (
         task.hidden.treatment,
         task.hidden.outcome,
@@ -121,5 +141,12 @@ def test_every_theme_can_name_the_largest_task_with_parents_kept_continuous() ->
     post = max(s.mediators[1] + s.descendants[1] for s in TIER_SPECS.values())
     for theme in load_themes():
         assert len(_affine(theme.continuous)) >= derived, theme.key
-        assert len(_affine(theme.post)) >= post, theme.key
+        assert len(_affine(theme.post)) >= post + 1, theme.key  # + mediation's mediator
         assert _affine(theme.outcome) == theme.outcome, theme.key
+        # cate's modifier: a name no other pool uses, five levels, more than one choice
+        others = {
+            e["name"] for pool in (theme.continuous, theme.binary, theme.categorical) for e in pool
+        }
+        assert len(theme.modifier) >= 2, theme.key
+        for entry in theme.modifier:
+            assert entry["name"] not in others and len(set(entry["levels"])) >= 5, theme.key

@@ -22,7 +22,7 @@ def test_parse_round_trips(namespace: str, family: str, index: int) -> None:
         ("train:ate", "expected <namespace>:<family>:<index>"),
         ("train:ate:1:2", "expected <namespace>:<family>:<index>"),
         ("test:ate:1", "accepted namespaces are train, eval-v1"),
-        ("train:cate:1", "accepted families are ate, adjustment, null_detect"),
+        ("train:cates:1", "accepted families are ate, adjustment, null_detect, cate, mediation"),
         ("train:ate:-1", "non-negative decimal integer"),
         ("train:ate:01", "without sign or leading zeros"),
         ("train:ate:+3", "non-negative decimal integer"),

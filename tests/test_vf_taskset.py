@@ -13,7 +13,7 @@ from verifiers.v1.utils.loaders import load_taskset
 import causal_gym
 from causal_gym.errors import KeyFormatError
 from causal_gym.rng_keys import DEFAULT_EVAL_KEY
-from causal_gym.splits.manifest import eval_v1_ids, load_manifest
+from causal_gym.splits.manifest import eval_v1_ids, load_manifest, split_ids
 from causal_gym.vf import CausalGymTaskset, CausalGymTasksetConfig
 from causal_gym.vf.keys import refuse_unsafe_runtime, resolve_run_key
 from causal_gym.vf.task import CausalGymTaskConfig, generated
@@ -62,25 +62,41 @@ def test_eval_v1_split_yields_the_manifest_in_order() -> None:
     assert ids == eval_v1_ids() and len(ids) == 500
 
 
+def test_eval_v2_split_serves_the_multi_estimand_families() -> None:
+    """The first task of each family, the staged bytes of the manifest, and the
+    task data carrying what the submission answers."""
+    key = resolve_run_key(None, environ={})
+    manifest = load_manifest("eval-v2")
+    assert manifest.counts == {"cate": 150, "mediation": 150, "obs_vs_rct": 150}
+    for family in manifest.counts:
+        config = CausalGymTasksetConfig(split="eval-v2", families=[family])
+        taskset = CausalGymTaskset(config)
+        assert taskset.bounded
+        task = next(iter(taskset.take(1)))
+        assert task.data.id == f"eval-v2:{family}:0"
+        public = generated(task.data.id, key).public
+        entry = manifest.entry(task.data.id)
+        assert entry is not None and public.metadata()["sha256"] == entry.sha256
+        assert task.data.estimands == list(public.estimands)
+        assert (len(task.data.estimands) > 1) == (family != "obs_vs_rct")
+    assert list(split_ids("eval-v2"))[::150] == [
+        "eval-v2:cate:0", "eval-v2:mediation:0", "eval-v2:obs_vs_rct:0"
+    ]  # fmt: skip
+
+
 def test_train_split_is_infinite_and_interleaves_families() -> None:
     taskset = CausalGymTaskset(CausalGymTasksetConfig(split="train"))
     assert taskset.INFINITE and not taskset.bounded
-    first = [t.data.id for t in taskset.take(6)]
-    assert first == [
-        "train:ate:0",
-        "train:adjustment:0",
-        "train:null_detect:0",
-        "train:ate:1",
-        "train:adjustment:1",
-        "train:null_detect:1",
-    ]
+    first = [t.data.id for t in taskset.take(7)]
+    families = ["ate", "adjustment", "null_detect", "cate", "mediation", "obs_vs_rct"]
+    assert first == [f"train:{f}:0" for f in families] + ["train:ate:1"]
     only = CausalGymTaskset(CausalGymTasksetConfig(split="train", families=["null_detect"]))
     assert [t.data.id for t in only.take(2)] == ["train:null_detect:0", "train:null_detect:1"]
 
 
 def test_config_rejects_bad_values_before_anything_runs() -> None:
     with pytest.raises(ValidationError, match="train"):
-        CausalGymTasksetConfig(split="eval-v2")
+        CausalGymTasksetConfig(split="eval-v3")
     with pytest.raises(ValidationError, match="not hold the key itself"):
         CausalGymTaskConfig(env_key="ab" * 32)
     with pytest.raises(ValidationError, match="not an environment variable name"):

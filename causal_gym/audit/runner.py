@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from causal_gym.audit.policies import (
     HACK_PROBES,
@@ -30,10 +31,11 @@ from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass
 from causal_gym.task import Task
-from causal_gym.task_id import FAMILIES
+from causal_gym.task_id import EVAL_V1_FAMILIES
 
 Tick = Callable[[str], None]
 _KEYS: list[DerivationKey] = []  # set by run_audit before the workers fork
+_AUDIT: list[Callable[[Task, str], object]] = []  # likewise: the per-task audit
 
 
 @dataclass(frozen=True)
@@ -104,13 +106,13 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
 
 
 Job = tuple[int, str, str]  # (key position, key label, task id)
-Outcome = tuple[str, str, TaskAudit | None]  # (key label, task id, row or None if failed)
+Outcome = tuple[str, str, Any]  # (key label, task id, row or None if failed)
 
 
 def _work(job: Job) -> Outcome:
     position, label, task_id = job
     try:
-        return label, task_id, audit_task(generate_task(task_id, _KEYS[position]), label)
+        return label, task_id, _AUDIT[0](generate_task(task_id, _KEYS[position]), label)
     except GenerationError:
         return label, task_id, None
 
@@ -129,17 +131,21 @@ def run_audit(
     namespace: str = "train",
     workers: int = 1,
     tick: Tick | None = None,
-) -> tuple[list[TaskAudit], dict[str, list[str]]]:
-    """Every (key, family, index) task audited; rows in a fixed order whatever the
-    worker count, and the ids that failed to generate, by key label."""
+    families: tuple[str, ...] = EVAL_V1_FAMILIES,
+    audit: Callable[[Task, str], Any] = audit_task,
+) -> tuple[list[Any], dict[str, list[str]]]:
+    """Every (key, family, index) task audited by `audit` (the seed families' audit
+    by default; audit/estimand_audit.py for the multi-estimand ones); rows in a
+    fixed order whatever the worker count, and the ids that failed, by key label."""
     _KEYS[:] = [key for _, key in keys]
+    _AUDIT[:] = [audit]
     jobs = [
         (position, label, f"{namespace}:{family}:{index}")
         for position, (label, _) in enumerate(keys)
-        for family in FAMILIES
+        for family in families
         for index in range(per_family)
     ]
-    rows: dict[tuple[str, str], TaskAudit] = {}
+    rows: dict[tuple[str, str], Any] = {}
     failed: dict[str, list[str]] = {label: [] for label, _ in keys}
     try:
         for label, task_id, row in _outcomes(jobs, workers):
@@ -151,5 +157,6 @@ def run_audit(
                 tick(f"{label} {task_id}")
     finally:
         _KEYS.clear()
+        _AUDIT.clear()
     ordered = [rows[(label, tid)] for _, label, tid in jobs if (label, tid) in rows]
     return ordered, {label: sorted(ids) for label, ids in failed.items()}

@@ -26,7 +26,7 @@ from causal_gym.audit.report import (
 )
 from causal_gym.audit.runner import TaskAudit
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.task_id import FAMILIES
+from causal_gym.task_id import EVAL_V1_FAMILIES as FAMILIES
 
 
 def _sd(values: Sequence[float] | np.ndarray) -> float:

@@ -12,7 +12,9 @@ from causal_gym.errors import CausalGymError
 EVAL_V1 = "eval-v1"
 
 manifest_app = typer.Typer(
-    help="The frozen eval-v1 manifest.", no_args_is_help=True, rich_markup_mode=None
+    help="The frozen splits (eval-v1, eval-v2): list and verify their manifests.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(manifest_app, name="manifest")
 SplitOption = Annotated[str, typer.Option("--split", help="Frozen split name.")]

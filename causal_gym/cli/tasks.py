@@ -77,14 +77,14 @@ def inspect(
 @app.command()
 def reference(
     directory: Annotated[
-        Path, typer.Argument(help="A staged task directory (data.csv + README.md).")
+        Path, typer.Argument(help="A staged task directory (README.md and the data files).")
     ],
 ) -> None:
     """Print the honest reference submission for a staged directory."""
-    from causal_gym.reference.analyst import ReadmeFormatError, analyze_directory
+    from causal_gym.reference.analyst import ReadmeFormatError, directory_answer
 
     try:
-        _fit, answer = analyze_directory(directory)
+        answer = directory_answer(directory)
     except (OSError, ReadmeFormatError, KeyError) as exc:
         fail(f"cannot analyse {directory}: {exc}")
     emit(answer)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from causal_gym.families.base import FamilySpec
 from causal_gym.scoring.schemas import AteSubmission
@@ -59,7 +59,7 @@ class AdjustmentFamily(FamilySpec):
     label = "Adjustment"
     submission_model = AdjustmentSubmission
     components = ("validity",)
-    eval_v1_count = 170
+    eval_count = 170
     # The family is about choosing a set: there is always a decoy to leave out.
     min_role_counts: ClassVar[Mapping[str, int]] = {"decoys": 1}
 
@@ -70,7 +70,7 @@ class AdjustmentFamily(FamilySpec):
             "listed above are allowed."
         ]
 
-    def score_components(self, truth: HiddenTruth, submission: AteSubmission) -> dict[str, float]:
+    def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         if not isinstance(submission, AdjustmentSubmission):
             raise TypeError("an adjustment task needs an AdjustmentSubmission")
         return {"validity": adjustment_validity(truth, submission.adjustment_set)}
@@ -79,8 +79,8 @@ class AdjustmentFamily(FamilySpec):
         weight, validity_weight = ADJUSTMENT_WEIGHTS
         return weight * estimand_reward + validity_weight * components["validity"]
 
-    def placeholder_answer(self) -> dict[str, Any]:
-        return {**super().placeholder_answer(), "adjustment_set": []}
+    def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {**super().placeholder_answer(estimands), "adjustment_set": []}
 
 
 SPEC = AdjustmentFamily()

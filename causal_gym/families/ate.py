@@ -11,7 +11,7 @@ class AteFamily(FamilySpec):
     name = Family.ATE
     label = "ATE"
     submission_model = AteSubmission
-    eval_v1_count = 170
+    eval_count = 170
 
 
 SPEC = AteFamily()

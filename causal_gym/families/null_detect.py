@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from causal_gym.families.base import FamilySpec
 from causal_gym.scoring.schemas import AteSubmission, FiniteFloat
@@ -41,7 +41,7 @@ class NullDetectFamily(FamilySpec):
     label = "Null detection"
     submission_model = NullDetectSubmission
     components = ("brier_skill",)
-    eval_v1_count = 160  # eight whole blocks of 20
+    eval_count = 160  # eight whole blocks of 20
     extra_probes = ("prior_only",)
 
     def readme_lines(self) -> list[str]:
@@ -59,7 +59,7 @@ class NullDetectFamily(FamilySpec):
         block, position = divmod(task_id.index, NULL_BLOCK_SIZE)
         return null_block_classes(key, task_id.namespace, block)[position]
 
-    def score_components(self, truth: HiddenTruth, submission: AteSubmission) -> dict[str, float]:
+    def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         from causal_gym.scoring.reward import brier_skill
 
         if not isinstance(submission, NullDetectSubmission):
@@ -70,8 +70,8 @@ class NullDetectFamily(FamilySpec):
         weight, skill_weight = NULL_DETECT_WEIGHTS
         return weight * estimand_reward + skill_weight * components["brier_skill"]
 
-    def placeholder_answer(self) -> dict[str, Any]:
-        return {**super().placeholder_answer(), "effect_probability": EFFECT_PRIOR}
+    def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {**super().placeholder_answer(estimands), "effect_probability": EFFECT_PRIOR}
 
 
 SPEC = NullDetectFamily()

@@ -3,12 +3,13 @@ eval-v1's ids, the audit's jobs and train's interleave: a new family goes last).
 
 from __future__ import annotations
 
-from causal_gym.families import adjustment, ate, null_detect
+from causal_gym.families import adjustment, ate, cate, mediation, null_detect, obs_vs_rct
 from causal_gym.families.base import FamilySpec
 from causal_gym.task_id import Family
 
 REGISTRY: dict[Family, FamilySpec] = {
-    module.SPEC.name: module.SPEC for module in (ate, adjustment, null_detect)
+    module.SPEC.name: module.SPEC
+    for module in (ate, adjustment, null_detect, cate, mediation, obs_vs_rct)
 }
 
 

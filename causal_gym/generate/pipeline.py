@@ -11,12 +11,17 @@ every stream, inside the same plan (tier, size, effect class).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import numpy as np
+
 from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
-from causal_gym.generate.solvability import check_solvability
+from causal_gym.families.obs_vs_rct import TRIAL_SHARE
+from causal_gym.families.registry import family_spec
+from causal_gym.generate.solvability import Z, check_multi_solvability, check_solvability
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
@@ -26,9 +31,9 @@ from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.spec.plan import TaskPlan, plan_task
 from causal_gym.spec.tiers import TIER_SPECS
-from causal_gym.splits.manifest import eval_v1_rows
+from causal_gym.splits.manifest import frozen_rows
 from causal_gym.staging.csv_bytes import render_csv
-from causal_gym.staging.mess import make_messy, plan_mess
+from causal_gym.staging.mess import MessPlan, MessyFrame, TreatmentCoding, make_messy, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
@@ -36,7 +41,13 @@ from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import Namespace, TaskId
 
 MAX_ATTEMPTS = 30
-_TIMING_ORDER = {Timing.TREATMENT: 0, Timing.OUTCOME: 1, Timing.PRE: 2, Timing.POST: 3}
+_TIMING_ORDER = {
+    Timing.TREATMENT: 0,
+    Timing.OUTCOME: 1,
+    Timing.MEDIATOR: 2,
+    Timing.PRE: 3,
+    Timing.POST: 4,
+}
 
 
 @dataclass(frozen=True)
@@ -57,30 +68,148 @@ def _names(scm: Scm, naming: Naming) -> dict[str, str]:
     return names
 
 
-def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
-    spec = TIER_SPECS[plan.tier]
-    family = plan.task_id.family
-    scm = build_scm(spec, family, plan.effect_class, streams.scm)
-    naming = name_columns(scm, streams.naming)
-    mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
-    sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
-    certificate = certify(scm, plan.effect_class, sample.propensity, sample.columns[TREATMENT_ID])
-    if not certificate.ok:
-        return Rejection(attempt, certificate.reasons)
+@dataclass(frozen=True)
+class _Staged:
+    """What staging produced: the files, the README facts and the truth estimands."""
 
-    naming = place_columns(naming, sample)
-    messy = make_messy(scm, sample, mess_plan, OUTCOME_ID, streams.messiness)
+    files: dict[str, bytes]
+    facts: ReadmeFacts
+    readme: str
+    estimands: dict[str, Estimand]
+
+
+def _trial_csv(
+    scm: Scm, naming: Naming, mess_plan: MessPlan, plan: TaskPlan, rng: np.random.Generator
+) -> tuple[bytes, TreatmentCoding, int]:
+    """obs_vs_rct's randomized trial: same SCM, treatment by a fair coin, its own
+    sample and messiness from the `trial` stream, the extract's treatment codes."""
+    share = float(rng.uniform(*TRIAL_SHARE))
+    spec = TIER_SPECS[plan.tier]
+    own = plan_mess(spec, max(200, round(plan.staged_rows * share)), rng)
+    trial_plan = dataclasses.replace(
+        own, primary=mess_plan.primary, alternative=mess_plan.alternative
+    )
+    sample = sample_clean(scm, trial_plan.n_clean, rng, naming.marginals, randomized=True)
+    messy = make_messy(scm, sample, trial_plan, OUTCOME_ID, rng)
+    return render_csv(messy, naming), messy.coding, messy.n_rows
+
+
+def _merged(first: TreatmentCoding, second: TreatmentCoding) -> TreatmentCoding:
+    return TreatmentCoding(
+        tuple(dict.fromkeys(first.treated + second.treated)),
+        tuple(dict.fromkeys(first.control + second.control)),
+    )
+
+
+def _stage_multi(
+    scm: Scm, naming: Naming, messy: MessyFrame, plan: TaskPlan, streams: TaskStreams
+) -> _Staged | Rejection:
+    """Staging and solvability for the multi-estimand families: the reference of
+    reference/estimands.py must work on every staged file, for every estimand."""
+    family = plan.task_id.family
+    spec = family_spec(family)
+    files = {"data.csv": render_csv(messy, naming)}
+    coding, declared = messy.coding, {}
+    if scm.modifier is not None:
+        declared["modifier"] = naming.name_of(scm.modifier)
+    mediators = [n.id for n in scm.nodes if n.timing is Timing.MEDIATOR]
+    if mediators:
+        declared["mediator"] = naming.name_of(mediators[0])
+    if "trial.csv" in spec.staged_files:
+        trial, trial_coding, trial_rows = _trial_csv(scm, naming, messy.plan, plan, streams.trial)
+        files["trial.csv"] = trial
+        coding, declared["trial_rows"] = _merged(coding, trial_coding), str(trial_rows)
+    facts = ReadmeFacts(
+        family,
+        naming.theme,
+        messy.n_rows,
+        public_column_order(naming),
+        coding,
+        submission_json_schema(family),
+        declared,
+    )
+    readme = render_readme(facts, streams.prompt)
+    files["README.md"] = readme.encode("utf-8")
+    solvable = check_multi_solvability(files)
+    if not solvable.ok:
+        return Rejection(0, solvable.reasons)
+    levels = naming.columns[scm.modifier].levels if scm.modifier is not None else ()
+    truths = spec.estimand_values(scm, levels)
+    estimands = {
+        name: Estimand(
+            value=truths[name],
+            reference_estimate=fit.estimate,
+            reference_se=fit.se,
+            reference_width=2.0 * Z * fit.se,
+            scale=solvable.scale,
+        )
+        for name, fit in solvable.fits.items()
+    }
+    if set(estimands) != set(truths):
+        return Rejection(0, ("the reference does not answer every estimand",))
+    return _Staged(files, facts, readme, estimands)
+
+
+def _stage_single(
+    scm: Scm,
+    naming: Naming,
+    messy: MessyFrame,
+    plan: TaskPlan,
+    streams: TaskStreams,
+    ate: float,
+) -> _Staged | Rejection:
+    """Staging and solvability for the seed's families (one ATE, one file)."""
+    family = plan.task_id.family
     csv_bytes = render_csv(messy, naming)
     columns = public_column_order(naming)
     facts = ReadmeFacts(
         family, naming.theme, messy.n_rows, columns, messy.coding, submission_json_schema(family)
     )
     readme = render_readme(facts, streams.prompt)
-    prompt = render_prompt(facts, streams.prompt)
     solvable = check_solvability(csv_bytes, readme)
     if not solvable.ok:
-        return Rejection(attempt, solvable.reasons)
+        return Rejection(0, solvable.reasons)
+    estimand = Estimand(
+        value=ate,
+        reference_estimate=solvable.fit.estimate,
+        reference_se=solvable.fit.se,
+        reference_width=solvable.reference_width,
+        scale=solvable.scale,
+    )
+    files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
+    return _Staged(files, facts, readme, {"ate": estimand})
 
+
+def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
+    spec = TIER_SPECS[plan.tier]
+    family = plan.task_id.family
+    shape = family_spec(family)
+    scm = build_scm(spec, family, plan.effect_class, streams.scm)
+    naming = name_columns(scm, streams.naming)
+    mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
+    sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
+    certificate = certify(
+        scm,
+        plan.effect_class,
+        sample.propensity,
+        sample.columns[TREATMENT_ID],
+        confounded=shape.hidden_confounder(plan.effect_class),
+    )
+    reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample))
+    if reasons:
+        return Rejection(attempt, reasons)
+
+    naming = place_columns(naming, sample)
+    messy = make_messy(scm, sample, mess_plan, OUTCOME_ID, streams.messiness)
+    if shape.eval_split == "eval-v1":
+        staged = _stage_single(scm, naming, messy, plan, streams, certificate.ate)
+    else:
+        staged = _stage_multi(scm, naming, messy, plan, streams)
+    if isinstance(staged, Rejection):
+        return Rejection(attempt, staged.reasons)
+
+    columns = staged.facts.columns
+    prompt = render_prompt(staged.facts, streams.prompt)
     names = _names(scm, naming)
     pre = tuple(c.name for c in columns if c.timing is Timing.PRE)
     public = PublicTask(
@@ -88,28 +217,19 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         family=family,
         tier=plan.tier,
         n_rows=messy.n_rows,
-        files={"data.csv": csv_bytes, "README.md": readme.encode("utf-8")},
+        files=staged.files,
         prompt=prompt,
         pre_treatment_columns=pre,
         columns=tuple(c.name for c in columns),
         generation_attempts=attempt + 1,
+        estimands=tuple(staged.estimands),
     )
     hidden = HiddenTruth(
         task_id=str(plan.task_id),
         family=family,
         tier=plan.tier,
         effect_class=plan.effect_class,
-        estimands=MappingProxyType(
-            {
-                "ate": Estimand(
-                    value=certificate.ate,
-                    reference_estimate=solvable.fit.estimate,
-                    reference_se=solvable.fit.se,
-                    reference_width=solvable.reference_width,
-                    scale=solvable.scale,
-                )
-            }
-        ),
+        estimands=MappingProxyType(staged.estimands),
         treatment=names[TREATMENT_ID],
         outcome=names[OUTCOME_ID],
         pre_treatment=pre,
@@ -127,12 +247,12 @@ def generate_task(
 ) -> Task:
     """Materialize one task in memory; byte-identical for the same key, id and size.
 
-    eval-v1 tasks take their staged row count from the frozen manifest (ids outside
+    Tasks of a frozen split take their staged row count from its manifest (ids outside
     it are an error); `staged_rows` overrides that only when freezing the manifest.
     """
     tid = task_id if isinstance(task_id, TaskId) else TaskId.parse(task_id)
-    if staged_rows is None and tid.namespace is Namespace.EVAL_V1:
-        staged_rows = eval_v1_rows(tid)
+    if staged_rows is None and tid.namespace is not Namespace.TRAIN:
+        staged_rows = frozen_rows(tid)
     plan = plan_task(key, tid, staged_rows)
     rejections: list[Rejection] = []
     for attempt in range(MAX_ATTEMPTS):

@@ -18,6 +18,7 @@ from causal_gym.reference.analyst import (
     parse_readme,
     read_staged,
 )
+from causal_gym.reference.estimands import Analysis, EstimandFit
 
 MIN_ARM_ROWS = 30
 #: Reference interval width above this share of the outcome's scale is hopeless.
@@ -58,3 +59,38 @@ def check_solvability(csv_bytes: bytes, readme_text: str) -> Solvability:
     elif 2.0 * Z * fit.se / scale > MAX_WIDTH_TO_SCALE:
         reasons.append(f"reference width / scale exceeds {MAX_WIDTH_TO_SCALE}")
     return Solvability(fit, scale, tuple(reasons))
+
+
+@dataclass(frozen=True)
+class MultiSolvability:
+    """Solvability of a multi-estimand task: every estimand's reference fit."""
+
+    fits: dict[str, EstimandFit]
+    scale: float
+    reasons: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+
+def check_multi_solvability(files: dict[str, bytes]) -> MultiSolvability:
+    """The estimands.py reference on the exact staged files: every estimand full rank,
+    with enough rows in each arm and a finite, useful interval. A trial (obs_vs_rct)
+    must be solvable on its own too, since its estimate is the fallback."""
+    analysis = Analysis.parse(files)
+    fits = dict(analysis.fits)
+    if analysis.obs_rct is not None:
+        fits["trial"] = analysis.obs_rct.trial
+        fits["observational"] = analysis.obs_rct.observational
+    reasons: list[str] = []
+    for name, fit in fits.items():
+        if not fit.full_rank:
+            reasons.append(f"{name}: reference design matrix is rank deficient")
+        elif fit.min_arm_rows < MIN_ARM_ROWS:
+            reasons.append(f"{name}: an arm has fewer than {MIN_ARM_ROWS} clean rows")
+        elif not (math.isfinite(fit.se) and fit.se > 0 and math.isfinite(fit.estimate)):
+            reasons.append(f"{name}: reference standard error is not finite and positive")
+        elif 2.0 * Z * fit.se / analysis.scale > MAX_WIDTH_TO_SCALE:
+            reasons.append(f"{name}: reference width / scale exceeds {MAX_WIDTH_TO_SCALE}")
+    return MultiSolvability(dict(analysis.fits), analysis.scale, tuple(reasons))

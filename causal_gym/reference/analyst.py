@@ -36,13 +36,16 @@ MAD_TO_SD = 1.4826
 NULL_PROBABILITY_IF_ZERO_INSIDE = 0.25
 NULL_PROBABILITY_IF_ZERO_OUTSIDE = 0.95
 
-_ANSWER = re.compile(r"^Answer type: `(ate|adjustment|null_detect)`", re.MULTILINE)
+_ANSWER = re.compile(
+    r"^Answer type: `(ate|adjustment|null_detect|cate|mediation|obs_vs_rct)`", re.MULTILINE
+)
 _COLUMN = re.compile(
-    r"^\| `([^`]+)` \| (pre-treatment|post-treatment|treatment|outcome) \| "
+    r"^\| `([^`]+)` \| (pre-treatment|post-treatment|treatment|outcome|mediator) \| "
     r"([a-z][^|]*?) \|",  # binary, categorical, coded, or a numeric type ("count ...")
     re.MULTILINE,
 )
 _CODE = re.compile(r"^\| `([^`]*)` \| (treated|control) \|\s*$", re.MULTILINE)
+_MODIFIER = re.compile(r"^Effect modifier: `([^`]+)`", re.MULTILINE)
 
 
 class ReadmeFormatError(ValueError):
@@ -59,6 +62,9 @@ class DataDictionary:
     types: dict[str, str]
     treated_codes: tuple[str, ...]
     control_codes: tuple[str, ...]
+    #: cate's declared effect modifier and mediation's declared mediator.
+    modifier: str | None = None
+    mediator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ def parse_readme(text: str) -> DataDictionary:
         types={name: kind for name, _timing, kind in rows},
         treated_codes=tuple(c for c, meaning in codes if meaning == "treated"),
         control_codes=tuple(c for c, meaning in codes if meaning == "control"),
+        modifier=modifier.group(1) if (modifier := _MODIFIER.search(text)) else None,
+        mediator=by_timing["mediator"][0] if by_timing.get("mediator") else None,
     )
 
 
@@ -127,6 +135,53 @@ def outcome_scale(frame: pd.DataFrame, outcome: str) -> float:
     return max(float(np.nanstd(frame[outcome].to_numpy(float), ddof=0)), 1e-6)
 
 
+@dataclass(frozen=True)
+class Cleaned:
+    """The rows the reference keeps (steps 1-4 of the module docstring), with the
+    treatment as `__t` in 1/0, and how many rows each step dropped."""
+
+    frame: pd.DataFrame
+    n_staged: int
+    dropped_duplicates: int
+    dropped_missing: int
+    dropped_outliers: int
+
+
+def clean_rows(staged: pd.DataFrame, d: DataDictionary, used: tuple[str, ...]) -> Cleaned:
+    """Steps 1-4 on the outcome and the `used` columns."""
+    n_staged = len(staged)
+    deduped = staged.drop_duplicates()
+    codes = {c: 1.0 for c in d.treated_codes} | {c: 0.0 for c in d.control_codes}
+    frame = deduped[[d.outcome, *used]].assign(__t=deduped[d.treatment].map(codes).astype(float))
+    complete = frame.dropna()
+    y = complete[d.outcome].to_numpy(float)
+    median = float(np.median(y)) if len(y) else 0.0
+    spread = MAD_TO_SD * float(np.median(np.abs(y - median))) if len(y) else 0.0
+    keep = np.abs(y - median) <= OUTLIER_CUTOFF * spread if spread > 0 else np.ones(len(y), bool)
+    clean = complete[keep]
+    return Cleaned(
+        clean,
+        n_staged,
+        n_staged - len(deduped),
+        len(deduped) - len(complete),
+        len(complete) - len(clean),
+    )
+
+
+def covariate_columns(clean: pd.DataFrame, adjust: tuple[str, ...], d: DataDictionary) -> list:
+    """Numeric covariates as they are, categoricals as dummies (first level dropped)."""
+    categorical = [c for c in adjust if d.types[c] == "categorical"]
+    columns = [clean[c].to_numpy(float) for c in adjust if c not in categorical]
+    for col in categorical:
+        values = clean[col].to_numpy(str)
+        columns += [(values == level).astype(float) for level in sorted(set(values))[1:]]
+    return columns
+
+
+def is_full_rank(design: np.ndarray, n_rows: int) -> bool:
+    return bool(n_rows > design.shape[1]) and int(np.linalg.matrix_rank(design)) == design.shape[1]
+
+
 def fit_reference(
     staged: pd.DataFrame, dictionary: DataDictionary, covariates: tuple[str, ...] | None = None
 ) -> ReferenceFit:
@@ -134,31 +189,14 @@ def fit_reference(
     (other choices exist only so audits can show what worse choices cost)."""
     d = dictionary
     adjust = d.pre_treatment if covariates is None else covariates
-    n_staged = len(staged)
-    deduped = staged.drop_duplicates()
-    codes = {c: 1.0 for c in d.treated_codes} | {c: 0.0 for c in d.control_codes}
-    used = [d.outcome, *adjust]
-    frame = deduped[used].assign(__t=deduped[d.treatment].map(codes).astype(float))
-    complete = frame.dropna()
-    y = complete[d.outcome].to_numpy(float)
-    median = float(np.median(y)) if len(y) else 0.0
-    spread = MAD_TO_SD * float(np.median(np.abs(y - median))) if len(y) else 0.0
-    keep = np.abs(y - median) <= OUTLIER_CUTOFF * spread if spread > 0 else np.ones(len(y), bool)
-    clean = complete[keep]
-
-    categorical = [c for c in adjust if d.types[c] == "categorical"]
+    cleaned = clean_rows(staged, d, adjust)
+    clean = cleaned.frame
     columns = [np.ones(len(clean)), clean["__t"].to_numpy(float)]
-    columns += [clean[c].to_numpy(float) for c in adjust if c not in categorical]
-    for col in categorical:
-        values = clean[col].to_numpy(str)
-        columns += [(values == level).astype(float) for level in sorted(set(values))[1:]]
+    columns += covariate_columns(clean, adjust, d)
     design = np.column_stack(columns)
     target = clean[d.outcome].to_numpy(float)
     n_treated = int(clean["__t"].sum())
-    full_rank = (
-        bool(len(target) > design.shape[1])
-        and int(np.linalg.matrix_rank(design)) == design.shape[1]
-    )
+    full_rank = is_full_rank(design, len(target))
     if full_rank:
         from statsmodels.regression.linear_model import OLS  # 1 s to import: only here
 
@@ -171,14 +209,14 @@ def fit_reference(
         se=se,
         ci_lower=estimate - Z * se,
         ci_upper=estimate + Z * se,
-        n_staged=n_staged,
+        n_staged=cleaned.n_staged,
         n_used=len(target),
         n_treated=n_treated,
         n_control=len(target) - n_treated,
         full_rank=full_rank,
-        dropped_duplicates=n_staged - len(deduped),
-        dropped_missing=len(deduped) - len(complete),
-        dropped_outliers=len(complete) - len(clean),
+        dropped_duplicates=cleaned.dropped_duplicates,
+        dropped_missing=cleaned.dropped_missing,
+        dropped_outliers=cleaned.dropped_outliers,
     )
 
 
@@ -205,13 +243,37 @@ def analyze_directory(directory: Path) -> tuple[ReferenceFit, dict[str, object]]
     return fit, reference_submission(fit, dictionary)
 
 
+#: Families whose reference lives in estimands.py (several estimands, or two files).
+MULTI_ESTIMAND_FAMILIES = ("cate", "mediation", "obs_vs_rct")
+
+
+def files_answer(files: dict[str, bytes]) -> dict[str, object]:
+    """The reference submission for a task's staged files (by name), any family."""
+    dictionary = parse_readme(files["README.md"].decode("utf-8"))
+    if dictionary.family not in MULTI_ESTIMAND_FAMILIES:
+        fit = fit_reference(read_staged(files["data.csv"], dictionary), dictionary)
+        return reference_submission(fit, dictionary)
+    try:  # inside the package
+        from causal_gym.reference.estimands import Analysis
+    except ImportError:  # copied into a sandbox next to estimands.py
+        from estimands import Analysis  # type: ignore[no-redef,import-not-found]
+    return Analysis.parse(files).answer()
+
+
+def directory_answer(directory: Path) -> dict[str, object]:
+    """files_answer for the task staged in `directory`."""
+    return files_answer(
+        {p.name: p.read_bytes() for p in directory.iterdir() if p.suffix in (".csv", ".md")}
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python analyst.py DIR  (DIR holds data.csv and README.md)", file=sys.stderr)
         return 2
     try:
-        _fit, answer = analyze_directory(Path(args[0]))
+        answer = directory_answer(Path(args[0]))
     except (OSError, ReadmeFormatError, KeyError) as exc:
         print(f"reference analyst: {exc}", file=sys.stderr)
         return 1

@@ -21,7 +21,7 @@ import numpy as np
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import TaskId
 
-STREAM_NAMES: tuple[str, ...] = ("scm", "data", "messiness", "naming", "prompt")
+STREAM_NAMES: tuple[str, ...] = ("scm", "data", "messiness", "naming", "prompt", "trial")
 
 
 def _mac(key: bytes, message: str) -> bytes:
@@ -35,13 +35,15 @@ def generator_from_digest(digest: bytes) -> np.random.Generator:
 
 @dataclass(frozen=True)
 class TaskStreams:
-    """The five generators of one generation attempt of one task."""
+    """The generators of one generation attempt of one task (`trial`: obs_vs_rct's
+    randomized trial, its size, sample and mess; unused by the other families)."""
 
     scm: np.random.Generator
     data: np.random.Generator
     messiness: np.random.Generator
     naming: np.random.Generator
     prompt: np.random.Generator
+    trial: np.random.Generator
 
 
 def task_root(key: DerivationKey, task_id: TaskId) -> bytes:
@@ -67,9 +69,12 @@ def derive_plan_rng(key: DerivationKey, task_id: TaskId) -> np.random.Generator:
     return generator_from_digest(_mac(task_root(key, task_id), "plan"))
 
 
-def derive_block_rng(key: DerivationKey, namespace: str, block: int) -> np.random.Generator:
-    """Stream that orders the effect classes inside one 20-task null_detect block.
+def derive_block_rng(
+    key: DerivationKey, namespace: str, block: int, family: str = "null_detect"
+) -> np.random.Generator:
+    """Stream that orders the effect classes inside one block of a family's indices
+    (null_detect: 20 tasks; obs_vs_rct: 10).
 
     The message has four colon-separated parts, so it can never equal a task id.
     """
-    return generator_from_digest(_mac(key.raw, f"{namespace}:null_detect:block:{block}"))
+    return generator_from_digest(_mac(key.raw, f"{namespace}:{family}:block:{block}"))

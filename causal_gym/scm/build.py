@@ -40,8 +40,11 @@ def draw_counts(spec: TierSpec, family: Family, rng: np.random.Generator) -> Rol
         return int(rng.integers(bounds[0], bounds[1] + 1))
 
     counts = {name: pick(getattr(spec, name)) for name in RoleCounts.__dataclass_fields__}
-    for name, least in family_spec(family).min_role_counts.items():
+    shape = family_spec(family)
+    for name, least in shape.min_role_counts.items():
         counts[name] = max(counts[name], least)  # after the draws: no randomness used
+    for name, most in shape.max_role_counts.items():
+        counts[name] = min(counts[name], most)
     return RoleCounts(**counts)
 
 
@@ -160,18 +163,34 @@ def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.rando
         else:
             b.root(node_id, Role.IRRELEVANT, Kind.CONTINUOUS)
 
+    shape = family_spec(family)
+    extra_y: list[tuple[str, float]] = []
+    extra_t: list[str] = []
+    if shape.modifier_levels is not None:
+        modifier = _modifier(b, shape.modifier_levels)
+        extra_t.append(modifier)
+        extra_y.append((modifier, b.signed(0.3, 0.6)))
+    hidden = None
+    if shape.hidden_confounder(effect):
+        hidden = b.root("h0", Role.HIDDEN_CONFOUNDER, Kind.CONTINUOUS)
+        extra_y.append((hidden, b.signed(0.8, 1.5)))
+
     # Treatment: every parent is an observed pre-treatment covariate, so adjusting for
-    # all of them blocks every backdoor path at its first step.
+    # all of them blocks every backdoor path at its first step (a hidden confounder,
+    # obs_vs_rct's confounded class only, is the deliberate exception).
     t_parents = (
         roots.get(Role.CONFOUNDER, [])
         + roots.get(Role.INSTRUMENT, [])
         + blockers
         + roots.get(Role.DECOY_PARENT, [])
+        + extra_t
     )
     scale = spec.propensity_strength / math.sqrt(max(len(t_parents), 1))
     b.add(Node(TREATMENT_ID, Role.TREATMENT, intercept=float(rng.uniform(-0.6, 0.6))))
     for parent in t_parents:
         b.link(parent, TREATMENT_ID, b.signed(0.5, 1.0) * scale)
+    if hidden is not None:  # strong, so that the bias it causes is material
+        b.link(hidden, TREATMENT_ID, b.signed(1.0, 1.5))
 
     low, high = EFFECT_MAGNITUDE[effect]
     is_null = effect is EffectClass.STRUCTURAL_NULL
@@ -186,7 +205,12 @@ def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.rando
             mediated += alpha * delta
             mediator_links.append((m, delta))
 
-    y_parents: list[tuple[str, float]] = []
+    if shape.declared_mediator:
+        mediator, alpha, delta = _declared_mediator(b, roots.get(Role.CONFOUNDER, []), is_null)
+        mediated += alpha * delta
+        mediator_links.append((mediator, delta))
+
+    y_parents: list[tuple[str, float]] = list(extra_y)
     y_parents += [(c, b.signed(0.3, 0.6)) for c in roots.get(Role.CONFOUNDER, [])]
     y_parents += [(p, b.signed(0.2, 0.6)) for p in roots.get(Role.PREDICTOR, [])]
     y_parents += [(u, b.signed(0.3, 0.6)) for u in latents + decoy_latents]
@@ -205,4 +229,32 @@ def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.rando
             parents.append((OUTCOME_ID, b.signed(0.4, 0.9)))
         b.child(f"e{i}", Role.DESCENDANT, parents, float(rng.uniform(0.5, 1.0)))
 
-    return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND)
+    if shape.modifier_levels is None:
+        return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND)
+    levels = len(b.kind_of("k0").level_probs)
+    interaction = (0.0, *(b.signed(0.2, 0.8) for _ in range(levels - 1)))
+    return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND, "k0", interaction)
+
+
+def _modifier(b: _Builder, level_range: tuple[int, int]) -> str:
+    """cate's declared modifier: a categorical confounder whose every level keeps a
+    fair share of the rows (half a Dirichlet draw, half uniform), so each level's
+    effect can be estimated."""
+    levels = int(b.rng.integers(level_range[0], level_range[1] + 1))
+    draw = 0.5 * b.rng.dirichlet(np.full(levels, 4.0)) + 0.5 / levels
+    head = [float(p) for p in draw[:-1]]
+    return b.add(Node("k0", Role.MODIFIER, Kind.CATEGORICAL, level_probs=(*head, 1.0 - sum(head))))
+
+
+def _declared_mediator(
+    b: _Builder, confounders: list[str], is_null: bool
+) -> tuple[str, float, float]:
+    """mediation's declared mediator: caused by T and by up to two observed
+    confounders (so the mediator-outcome relation is confounded, but only through
+    declared pre-treatment columns). Returns its id, the T->M and the M->Y weights."""
+    alpha = b.signed(0.5, 1.0)
+    parents = [(TREATMENT_ID, alpha)]
+    chosen = b.rng.permutation(len(confounders))[: min(2, len(confounders))]
+    parents += [(confounders[int(i)], b.signed(0.2, 0.5)) for i in chosen]
+    delta = 0.0 if is_null else b.signed(0.3, 0.8)
+    return b.child("k1", Role.DECLARED_MEDIATOR, parents, 1.0), alpha, delta

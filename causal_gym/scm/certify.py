@@ -34,15 +34,29 @@ class Certificate:
 
 
 def certify(
-    scm: Scm, effect: EffectClass, propensity: np.ndarray, treatment: np.ndarray
+    scm: Scm,
+    effect: EffectClass,
+    propensity: np.ndarray,
+    treatment: np.ndarray,
+    confounded: bool = False,
 ) -> Certificate:
+    """`confounded` (obs_vs_rct's confounded class) turns the backdoor promise around:
+    the declared set must then fail it, through a latent parent of the treatment."""
     reasons: list[str] = []
     graph = scm.graph
     declared = scm.pre_treatment_ids
-    if not satisfies_backdoor(graph, TREATMENT_ID, OUTCOME_ID, declared):
-        reasons.append("declared pre-treatment set fails the backdoor criterion")
-    if any(scm.node(p).timing is Timing.LATENT for p in graph.predecessors(TREATMENT_ID)):
-        reasons.append("treatment has a latent parent")
+    blocked = satisfies_backdoor(graph, TREATMENT_ID, OUTCOME_ID, declared)
+    latent_parent = any(
+        scm.node(p).timing is Timing.LATENT for p in graph.predecessors(TREATMENT_ID)
+    )
+    if confounded:
+        if blocked or not latent_parent:
+            reasons.append("the planned unblocked confounding is missing")
+    else:
+        if not blocked:
+            reasons.append("declared pre-treatment set fails the backdoor criterion")
+        if latent_parent:
+            reasons.append("treatment has a latent parent")
 
     low, high = scm.propensity_band
     clipped = float(np.mean((propensity <= low) | (propensity >= high)))

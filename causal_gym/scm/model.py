@@ -32,6 +32,10 @@ class Role(StrEnum):
     DECOY_LATENT = "decoy_latent"
     MEDIATOR = "mediator"
     DESCENDANT = "post_descendant"
+    # Roles only the multi-estimand families draw (cate, mediation, obs_vs_rct).
+    MODIFIER = "effect_modifier"
+    DECLARED_MEDIATOR = "declared_mediator"
+    HIDDEN_CONFOUNDER = "unobserved_confounder"
 
 
 class Kind(StrEnum):
@@ -46,9 +50,10 @@ class Timing(StrEnum):
     LATENT = "latent"
     TREATMENT = "treatment"
     OUTCOME = "outcome"
+    MEDIATOR = "mediator"
 
 
-LATENT_ROLES = frozenset({Role.LATENT_CONFOUNDER, Role.DECOY_LATENT})
+LATENT_ROLES = frozenset({Role.LATENT_CONFOUNDER, Role.DECOY_LATENT, Role.HIDDEN_CONFOUNDER})
 POST_ROLES = frozenset({Role.MEDIATOR, Role.DESCENDANT})
 
 
@@ -87,6 +92,8 @@ class Node:
             return Timing.OUTCOME
         if self.role in LATENT_ROLES:
             return Timing.LATENT
+        if self.role is Role.DECLARED_MEDIATOR:
+            return Timing.MEDIATOR
         if self.role in POST_ROLES:
             return Timing.POST
         return Timing.PRE
@@ -103,9 +110,14 @@ class Edge:
 
 @dataclass(frozen=True)
 class Scm:
+    """`interaction` (cate only) adds `interaction[level of modifier] * T` to Y: the
+    effect of T differs by the modifier's level, level 0 carrying the base effect."""
+
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     propensity_band: tuple[float, float]
+    modifier: str | None = None
+    interaction: tuple[float, ...] = ()
     _by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -119,6 +131,11 @@ class Scm:
             want = len(parent.level_probs) if parent.kind is Kind.CATEGORICAL else 1
             if len(edge.weights) != want:
                 raise ValueError(f"edge {edge.parent}->{edge.child} needs {want} weights")
+        if (self.modifier is None) != (not self.interaction) or (
+            self.modifier is not None
+            and len(self._by_id[self.modifier].level_probs) != len(self.interaction)
+        ):
+            raise ValueError("an interaction needs a categorical modifier, one weight per level")
         if not nx.is_directed_acyclic_graph(self.graph):
             raise ValueError("SCM graph has a cycle")
         order = {n.id: i for i, n in enumerate(self.nodes)}
@@ -172,3 +189,10 @@ class Scm:
             if total != 0.0 or any(e.parent in effect for e in self.in_edges(node.id)):
                 effect[node.id] = total
         return effect.get(target, 0.0)
+
+    def level_effects(self) -> tuple[float, ...]:
+        """Exact effect of T on Y within each level of the modifier (cate): the base
+        effect plus that level's interaction, since nothing else in Y's equation
+        multiplies T."""
+        base = self.total_effect()
+        return tuple(base + gamma for gamma in self.interaction)

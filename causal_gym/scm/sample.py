@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from causal_gym.scm.marginals import Marginal
-from causal_gym.scm.model import TREATMENT_ID, Kind, Role, Scm
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Role, Scm
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,16 @@ def _contribution(values: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
 
 
 def sample_clean(
-    scm: Scm, n_rows: int, rng: np.random.Generator, marginals: Mapping[str, Marginal]
+    scm: Scm,
+    n_rows: int,
+    rng: np.random.Generator,
+    marginals: Mapping[str, Marginal],
+    randomized: bool = False,
 ) -> CleanSample:
     """`marginals` gives continuous roots their documented kind (standardized draws in
-    place of the default standard normal); nodes with parents must not have one."""
+    place of the default standard normal); nodes with parents must not have one.
+    `randomized` assigns the treatment by a fair coin instead of its equation (the
+    obs_vs_rct family's trial: same population, same outcome equation)."""
     if n_rows < 1:
         raise ValueError(f"cannot sample {n_rows} rows")
     for node_id in marginals:
@@ -61,7 +67,12 @@ def sample_clean(
         if node.role is Role.TREATMENT:
             low, high = scm.propensity_band
             propensity = np.clip(1.0 / (1.0 + np.exp(-index)), low, high)
+            if randomized:
+                propensity = np.full(n_rows, 0.5)
             columns[TREATMENT_ID] = (rng.random(n_rows) < propensity).astype(np.int64)
         else:
+            if node.id == OUTCOME_ID and scm.modifier is not None:
+                gamma = np.asarray(scm.interaction, dtype=np.float64)
+                index = index + gamma[columns[scm.modifier]] * columns[TREATMENT_ID]
             columns[node.id] = index + node.noise_sd * rng.standard_normal(n_rows)
     return CleanSample(columns, propensity)

@@ -29,7 +29,7 @@ def score_against(
     (a stream keeps thousands of outstanding tasks, not their staged files)."""
     if raw is None:
         return None
-    checked = validate_submission(truth.family, raw, columns)
+    checked = validate_submission(truth.family, raw, columns, tuple(truth.estimands))
     if not isinstance(checked, Accepted):
         return None
     return score_submission(truth, checked.submission)

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
+from pydantic import BaseModel
+
 from causal_gym.families.null_detect import EFFECT_PRIOR
 from causal_gym.families.registry import family_spec
-from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth
 
@@ -54,6 +55,8 @@ class ScoreRecord(Sealed):
     loss: float
     #: The family's named components (validity, Brier skill), in its declared order.
     components: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Each estimand's own score (one entry, "ate", for the seed's families).
+    estimands: Mapping[str, EstimandScore] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def validity(self) -> float | None:
@@ -65,7 +68,8 @@ class ScoreRecord(Sealed):
 
     def as_dict(self) -> dict[str, object]:
         """Flat: the fields, then each component under its own name."""
-        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "components"}
+        nested = ("components", "estimands")
+        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in nested}
         return {**record, **self.components}
 
 
@@ -97,28 +101,35 @@ def brier_skill(probability: float, has_effect: bool, prior: float = EFFECT_PRIO
     return 1.0 - (probability - outcome) ** 2 / (prior * (1.0 - prior))
 
 
-def score_submission(truth: HiddenTruth, submission: AteSubmission) -> ScoreRecord:
-    part = estimand_score(
-        truth.ate,
-        submission.estimate,
-        submission.ci_lower,
-        submission.ci_upper,
-        truth.reference_width,
-        truth.scale,
-    )
+def score_submission(truth: HiddenTruth, submission: BaseModel) -> ScoreRecord:
+    """Each estimand scored against its own truth, reference width and scale; the
+    estimand reward is their mean (one estimand: that one), then the family's total.
+    The loss fields and the width ratio are means over the estimands; `covered`
+    holds when every interval covers."""
     spec = family_spec(truth.family)
+    answered = spec.intervals(submission)
+    parts = {
+        name: estimand_score(e.value, *answered[name], e.reference_width, e.scale)
+        for name, e in truth.estimands.items()
+    }
     components = spec.score_components(truth, submission)
-    total = spec.total_reward(part.reward, components)
+
+    def mean(field: str) -> float:
+        return sum(getattr(p, field) for p in parts.values()) / len(parts)
+
+    estimand_reward = mean("reward")
+    total = spec.total_reward(estimand_reward, components)
     return ScoreRecord(
         family=truth.family.value,
         reward=total,
         clipped_reward=max(-1.0, total),
-        estimand_reward=part.reward,
-        covered=part.covered,
-        width_ratio=part.width_ratio,
-        interval_loss=part.interval_loss,
-        abs_error=part.abs_error,
-        narrow_penalty=part.narrow_penalty,
-        loss=part.loss,
+        estimand_reward=estimand_reward,
+        covered=all(p.covered for p in parts.values()),
+        width_ratio=mean("width_ratio"),
+        interval_loss=mean("interval_loss"),
+        abs_error=mean("abs_error"),
+        narrow_penalty=mean("narrow_penalty"),
+        loss=mean("loss"),
         components=MappingProxyType({name: components[name] for name in spec.components}),
+        estimands=MappingProxyType(parts),
     )

@@ -33,10 +33,13 @@ def _within_range(value: float) -> float:
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_within_range)]
 
 
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+
+
 class AteSubmission(BaseModel):
     """Point estimate of the population ATE with a 90% interval."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
+    model_config = _STRICT
 
     estimate: FiniteFloat = Field(
         description="Point estimate of the population average treatment effect."
@@ -51,6 +54,28 @@ class AteSubmission(BaseModel):
                 f"ci_lower ({self.ci_lower!r}) must be <= ci_upper ({self.ci_upper!r})"
             )
         return self
+
+
+class Interval(BaseModel):
+    """One estimand's point estimate with its 90% interval (the multi-estimand
+    families answer several of these)."""
+
+    model_config = _STRICT
+
+    estimate: FiniteFloat = Field(description="Point estimate.")
+    ci_lower: FiniteFloat = Field(description="Lower end of the 90% interval.")
+    ci_upper: FiniteFloat = Field(description="Upper end of the 90% interval; must be >= ci_lower.")
+
+    @model_validator(mode="after")
+    def _bounds_ordered(self) -> Interval:
+        if self.ci_lower > self.ci_upper:
+            raise ValueError(
+                f"ci_lower ({self.ci_lower!r}) must be <= ci_upper ({self.ci_upper!r})"
+            )
+        return self
+
+    def triple(self) -> tuple[float, float, float]:
+        return self.estimate, self.ci_lower, self.ci_upper
 
 
 def submission_json_schema(family: Family) -> dict[str, object]:

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeGuard
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from causal_gym.families.registry import family_spec
-from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.task_id import Family
 
 
@@ -23,7 +22,7 @@ from causal_gym.task_id import Family
 class Accepted:
     """A submission that may be scored."""
 
-    submission: AteSubmission
+    submission: BaseModel
     ok: ClassVar[Literal[True]] = True
     errors: ClassVar[tuple[str, ...]] = ()
 
@@ -70,9 +69,32 @@ def _finite_number(value: object) -> TypeGuard[float]:
         return False
 
 
-def _cross_field_errors(raw: dict[str, Any], columns: Sequence[str] | None) -> list[str]:
-    """Checks pydantic skips once a field fails; run always so every problem is listed."""
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "")
+
+
+def _effect_key_errors(raw: dict[str, Any], estimands: Sequence[str] | None) -> list[str]:
+    """cate: `effects` must be keyed by exactly the task's modifier levels."""
+    effects = raw.get("effects")
+    if estimands is None or not isinstance(effects, dict):
+        return []
     errors = []
+    unknown = sorted(k for k in effects if k not in set(estimands))
+    missing = [name for name in estimands if name not in effects]
+    if unknown:
+        accepted = _listed(list(estimands))
+        errors.append(f"effects: unknown levels {_listed(unknown)} (the levels are {accepted})")
+    if missing:
+        errors.append(f"effects: missing levels {_listed(missing)}")
+    return errors
+
+
+def _cross_field_errors(
+    raw: dict[str, Any], columns: Sequence[str] | None, estimands: Sequence[str] | None
+) -> list[str]:
+    """Checks pydantic skips once a field fails; run always so every problem is listed."""
+    errors = _effect_key_errors(raw, estimands)
     lower, upper = raw.get("ci_lower"), raw.get("ci_upper")
     if _finite_number(lower) and _finite_number(upper) and lower > upper:
         errors.append(f"submission: {bounds_error(lower, upper)}")
@@ -81,10 +103,8 @@ def _cross_field_errors(raw: dict[str, Any], columns: Sequence[str] | None) -> l
         known = set(columns)
         unknown = sorted({n for n in names if isinstance(n, str) and n not in known})
         if unknown:
-            listed = ", ".join(repr(n) for n in unknown[:MAX_LISTED])
-            more = f" and {len(unknown) - MAX_LISTED} more" if len(unknown) > MAX_LISTED else ""
             errors.append(
-                f"adjustment_set: unknown columns {listed}{more} (use names from data.csv)"
+                f"adjustment_set: unknown columns {_listed(unknown)} (use names from data.csv)"
             )
     return errors
 
@@ -125,10 +145,14 @@ def _parse(raw: str | bytes) -> object | Rejected:
 
 
 def validate_submission(
-    family: Family, raw: str | bytes | dict[str, Any], columns: Sequence[str] | None = None
+    family: Family,
+    raw: str | bytes | dict[str, Any],
+    columns: Sequence[str] | None = None,
+    estimands: Sequence[str] | None = None,
 ) -> Validation:
     """Validate a submission for `family`; `columns` (public column names) enables the
-    unknown-column check for adjustment sets. Cost is linear in the input and bounded:
+    unknown-column check for adjustment sets, `estimands` (the task's names) the level
+    check for cate. Cost is linear in the input and bounded:
     text over MAX_SUBMISSION_BYTES and objects over MAX_ITEMS items are refused unread."""
     model = family_spec(family).submission_model
     data = _parse(raw) if isinstance(raw, str | bytes) else raw
@@ -151,7 +175,7 @@ def validate_submission(
         submission = model.model_validate(data)
     except ValidationError as exc:
         errors += _pydantic_errors(exc)
-    errors += [e for e in _cross_field_errors(data, columns) if e not in errors]
+    errors += [e for e in _cross_field_errors(data, columns, estimands) if e not in errors]
     if errors or submission is None:
         # agent text echoed in an error (a lone surrogate, say) must not break a log line
         return Rejected(tuple(e.encode("utf-8", "backslashreplace").decode() for e in errors))

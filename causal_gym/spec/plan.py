@@ -23,6 +23,9 @@ class EffectClass(StrEnum):
     STRUCTURAL_NULL = "structural_null"
     HARD_NONNULL = "hard_nonnull"
     WIDE_NONNULL = "wide_nonnull"
+    # obs_vs_rct: whether the observational extract has an unblocked confounder.
+    CONFOUNDED = "confounded"
+    UNCONFOUNDED = "unconfounded"
 
 
 #: Inclusive bounds on |ATE| for each class (0 means exactly zero).
@@ -31,6 +34,8 @@ EFFECT_MAGNITUDE: dict[EffectClass, tuple[float, float]] = {
     EffectClass.STRUCTURAL_NULL: (0.0, 0.0),
     EffectClass.HARD_NONNULL: (0.05, 0.25),
     EffectClass.WIDE_NONNULL: (0.30, 1.50),
+    EffectClass.CONFOUNDED: (0.10, 1.50),
+    EffectClass.UNCONFOUNDED: (0.10, 1.50),
 }
 
 
@@ -47,13 +52,25 @@ class TaskPlan:
             raise ValueError(f"{self.task_id}: {self.staged_rows} staged rows is below 200")
 
 
+def block_classes(
+    key: DerivationKey,
+    namespace: Namespace,
+    block: int,
+    counts: dict[str, int],
+    family: str = "null_detect",
+) -> tuple[EffectClass, ...]:
+    """The keyed order of a family's effect classes in one block of indices (the
+    classes in `counts`, each as often as it says)."""
+    classes = [EffectClass(name) for name, count in counts.items() for _ in range(count)]
+    order = derive_block_rng(key, namespace.value, block, family).permutation(len(classes))
+    return tuple(classes[i] for i in order)
+
+
 def null_block_classes(
     key: DerivationKey, namespace: Namespace, block: int
 ) -> tuple[EffectClass, ...]:
     """The keyed order of the 7/7/6 effect classes in one block of 20 indices."""
-    classes = [EffectClass(name) for name, count in NULL_BLOCK_COUNTS.items() for _ in range(count)]
-    order = derive_block_rng(key, namespace.value, block).permutation(len(classes))
-    return tuple(classes[i] for i in order)
+    return block_classes(key, namespace, block, NULL_BLOCK_COUNTS)
 
 
 def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:
@@ -75,6 +92,9 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     tier = TIER_ORDER[int(rng.integers(len(TIER_ORDER)))]
     low, high = TIER_SPECS[tier].staged_rows
     base_rows = int(rng.integers(low, high + 1))
+    factor = family_spec(task_id.family).rows_factor
+    if factor != 1.0:  # (the seed's families keep their exact draw)
+        base_rows = round(base_rows * factor)
     jitter = float(rng.uniform(*TRAIN_JITTER))
     if staged_rows is not None:
         rows = staged_rows

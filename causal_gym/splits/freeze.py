@@ -1,4 +1,4 @@
-"""Build the eval-v1 manifest from the generator, and check the generator against it."""
+"""Build a frozen split's manifest from the generator, and check the generator against it."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.plan import plan_task
 from causal_gym.splits.manifest import (
     EVAL_V1,
-    EVAL_V1_COUNTS,
     Manifest,
     ManifestEntry,
-    eval_v1_ids,
+    split_counts,
+    split_ids,
 )
 from causal_gym.task_id import TaskId
 
@@ -38,20 +38,20 @@ class Mismatch:
     actual: object
 
 
-def build_manifest(key: DerivationKey, tick: Tick | None = None) -> Manifest:
-    """Freeze eval-v1: each task at its derived base row count (no train jitter)."""
+def build_manifest(key: DerivationKey, tick: Tick | None = None, split: str = EVAL_V1) -> Manifest:
+    """Freeze a split: each task at its derived base row count (no train jitter)."""
     entries = []
-    for task_id in eval_v1_ids():
+    for task_id in split_ids(split):
         tid = TaskId.parse(task_id)
         task = generate_task(tid, key, staged_rows=plan_task(key, tid).base_rows)
         entries.append(ManifestEntry.model_validate(task.public.metadata()))
         if tick:
             tick(task_id)
     return Manifest(
-        split=EVAL_V1,
+        split=split,  # type: ignore[arg-type]  # split_ids checked it
         generator_version=GENERATOR_VERSION,
         key_fingerprint=key.fingerprint,
-        counts=EVAL_V1_COUNTS,
+        counts=split_counts(split),
         tasks=tuple(entries),
     )
 

@@ -22,8 +22,18 @@ from causal_gym.task_id import Family, Namespace, TaskId
 
 EVAL_V1: Final = "eval-v1"
 #: Tasks per family in eval-v1, as each family declares them, in registry order.
-EVAL_V1_COUNTS: dict[Family, int] = {spec.name: spec.eval_v1_count for spec in registered()}
-SPLITS: tuple[str, ...] = (EVAL_V1,)
+EVAL_V2: Final = "eval-v2"
+SPLITS: tuple[str, ...] = (EVAL_V1, EVAL_V2)
+
+
+def split_counts(split: str) -> dict[Family, int]:
+    """Tasks per family in a frozen split, as each family declares them, in registry
+    order."""
+    return {spec.name: spec.eval_count for spec in registered() if spec.eval_split == split}
+
+
+#: Tasks per family in eval-v1.
+EVAL_V1_COUNTS: dict[Family, int] = split_counts(EVAL_V1)
 
 
 class ManifestEntry(BaseModel):
@@ -47,7 +57,7 @@ class ManifestEntry(BaseModel):
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    split: Literal["eval-v1"]
+    split: Literal["eval-v1", "eval-v2"]
     generator_version: int = Field(ge=1)
     key_fingerprint: str
     counts: dict[Family, int]
@@ -64,10 +74,14 @@ def manifest_path(split: str = EVAL_V1) -> Path:
     return Path(str(resources.files("causal_gym").joinpath("manifests", f"{split}.json")))
 
 
+def split_ids(split: str) -> list[str]:
+    """Every id of a frozen split, family by family in registry order."""
+    counts = split_counts(check_split(split))
+    return [f"{split}:{family.value}:{i}" for family, n in counts.items() for i in range(n)]
+
+
 def eval_v1_ids() -> list[str]:
-    return [
-        f"{EVAL_V1}:{family.value}:{i}" for family, n in EVAL_V1_COUNTS.items() for i in range(n)
-    ]
+    return split_ids(EVAL_V1)
 
 
 def check_split(split: str) -> str:
@@ -83,19 +97,28 @@ def load_manifest(split: str = EVAL_V1) -> Manifest:
 
 
 @cache
-def _rows_by_id() -> dict[str, int]:
-    return {e.task_id: e.n_rows for e in load_manifest(EVAL_V1).tasks}
+def _rows_by_id(split: str) -> dict[str, int]:
+    return {e.task_id: e.n_rows for e in load_manifest(split).tasks}
+
+
+def frozen_rows(task_id: TaskId) -> int:
+    """Frozen staged row count of a task of a frozen split; ids outside it are an error."""
+    if task_id.namespace is Namespace.TRAIN:
+        raise TaskIdError(f"{task_id} is not in a frozen split")
+    split = task_id.namespace.value
+    rows = _rows_by_id(split).get(str(task_id))
+    if rows is None:
+        counts = split_counts(split)
+        ranges = ", ".join(f"{split}:{f.value}:0-{n - 1}" for f, n in counts.items())
+        raise TaskIdError(f"{task_id} is not in the frozen {split} manifest (it holds {ranges})")
+    return rows
 
 
 def eval_v1_rows(task_id: TaskId) -> int:
     """Frozen staged row count of an eval-v1 task; ids outside the split are an error."""
     if task_id.namespace is not Namespace.EVAL_V1:
         raise TaskIdError(f"{task_id} is not an eval-v1 task")
-    rows = _rows_by_id().get(str(task_id))
-    if rows is None:
-        ranges = ", ".join(f"{EVAL_V1}:{f.value}:0-{n - 1}" for f, n in EVAL_V1_COUNTS.items())
-        raise TaskIdError(f"{task_id} is not in the frozen eval-v1 manifest (it holds {ranges})")
-    return rows
+    return frozen_rows(task_id)
 
 
 def manifest_json(manifest: Manifest) -> str:

@@ -20,7 +20,7 @@ from importlib import resources
 import numpy as np
 
 from causal_gym.scm.marginals import DISCRETE_KINDS, Marginal, ValueKind, fit_marginal
-from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Node, Scm, Timing
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Node, Role, Scm, Timing
 
 OUTCOME_DECIMALS = 4
 
@@ -37,6 +37,8 @@ class Theme:
     binary: tuple[dict, ...]
     categorical: tuple[dict, ...]
     post: tuple[dict, ...]
+    #: Categorical columns with five levels that cate tasks declare as the modifier.
+    modifier: tuple[dict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ def load_themes() -> tuple[Theme, ...]:
             k: tuple(entry[k])
             for k in ("treatment", "outcome", "continuous", "binary", "categorical", "post")
         }
+        lists["modifier"] = tuple(entry.get("modifier", ()))
         themes.append(
             Theme(entry["key"], entry["unit"], entry["population"], entry["setting"], **lists)
         )
@@ -139,8 +142,10 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
     for node, entry in zip([*derived, *roots], [*derived_entries, *root_entries], strict=True):
         columns[node.id] = _numeric(node.id, Timing.PRE, entry, root=not has_parents(node))
     post = group(Kind.CONTINUOUS, Timing.POST)
-    for node, entry in zip(post, _take(_affine(theme.post), len(post), rng), strict=True):
-        columns[node.id] = _numeric(node.id, Timing.POST, entry, root=False)
+    mediators = group(Kind.CONTINUOUS, Timing.MEDIATOR)  # mediation's declared one
+    post_entries = _take(_affine(theme.post), len(post) + len(mediators), rng)
+    for node, entry in zip([*post, *mediators], post_entries, strict=True):
+        columns[node.id] = _numeric(node.id, node.timing, entry, root=False)
     for node, entry in zip(
         binary := group(Kind.BINARY, Timing.PRE), _take(theme.binary, len(binary), rng), strict=True
     ):
@@ -149,6 +154,9 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
         )
     for node in group(Kind.CATEGORICAL, Timing.PRE):
         taken = {c.name for c in columns.values()}
+        if node.role is Role.MODIFIER:
+            columns[node.id] = _modifier(node, theme, taken, rng)
+            continue
         fits = tuple(
             c
             for c in theme.categorical
@@ -168,6 +176,21 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
     if missing:
         raise ValueError(f"no name assigned to nodes {sorted(missing)}")
     return Naming(theme, columns)
+
+
+def _modifier(node: Node, theme: Theme, taken: set[str], rng: np.random.Generator) -> ColumnSpec:
+    """cate's declared modifier, from the theme's five-level pool."""
+    fits = tuple(c for c in theme.modifier if c["name"] not in taken)
+    entry = _take(fits, 1, rng)[0]
+    chosen = _take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
+    return ColumnSpec(
+        node.id,
+        entry["name"],
+        Timing.PRE,
+        Kind.CATEGORICAL,
+        entry["description"],
+        levels=tuple(c["level"] for c in chosen),
+    )
 
 
 def _affine(pool: tuple[dict, ...]) -> tuple[dict, ...]:

@@ -9,7 +9,7 @@ worded by the `prompt` stream.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class ReadmeFacts:
     columns: tuple[ColumnSpec, ...]
     coding: TreatmentCoding
     submission_schema: dict[str, object]
+    #: Public names the family declares ("modifier", "mediator", "trial_rows").
+    declared: dict[str, str] = field(default_factory=dict)
 
 
 def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
@@ -94,8 +96,12 @@ def _column_row(spec: ColumnSpec) -> str:
 
 
 def _family_section(family: Family) -> list[str]:
-    shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
-    return [shared, *family_spec(family).readme_lines()]
+    spec = family_spec(family)
+    if spec.estimands == ("ate",):
+        shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
+    else:
+        shared = "Report a 90% interval for each effect (`ci_lower` <= `ci_upper`)."
+    return [shared, *spec.readme_lines()]
 
 
 def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
@@ -123,16 +129,29 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         "",
         _pick(_QUESTIONS, rng).format(**fill),
         "",
+    ]
+    spec = family_spec(facts.family)
+    own_question = spec.question(treatment.name, outcome.name, theme.unit)
+    if own_question is not None:
+        lines[-2] = own_question
+    context = spec.context_lines(facts.declared)
+    lines += [*context, ""] if context else []
+    lines += [
         "## Columns",
         "",
         "| Column | Timing | Type | Description |",
         "| --- | --- | --- | --- |",
     ]
     lines += [_column_row(spec) for spec in facts.columns]
+    timing_note = (
+        "Pre-treatment columns were recorded before the intervention was assigned. "
+        "Post-treatment columns were recorded afterwards and may be affected by it."
+    )
+    if "mediator" in facts.declared:
+        timing_note += " The mediator was recorded after the intervention and before the outcome."
     lines += [
         "",
-        "Pre-treatment columns were recorded before the intervention was assigned. "
-        "Post-treatment columns were recorded afterwards and may be affected by it.",
+        timing_note,
         "",
         "## Treatment coding",
         "",
@@ -164,6 +183,10 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         "## Submission",
         "",
     ]
+    contract = spec.assumption_lines()
+    if contract is not None:
+        start = lines.index("## Assumptions") + 2
+        lines[start : start + 3] = [f"- {line}" for line in contract]
     lines += _family_section(facts.family)
     lines += [
         "",
@@ -188,9 +211,17 @@ def render_prompt(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         ),
         rng,
     )
+    if "trial_rows" in facts.declared:
+        files = (
+            f"exactly three files: data.csv ({facts.n_rows} rows), trial.csv "
+            f"({facts.declared['trial_rows']} rows)"
+        )
+        data = "data.csv and trial.csv"
+    else:
+        files, data = f"exactly two files: data.csv ({facts.n_rows} rows)", "data.csv"
     return (
-        f"{opener} The directory /workspace holds exactly two files: data.csv ({facts.n_rows} "
-        "rows) and README.md, the data dictionary with the question, the assumptions and the "
-        "answer schema. Read README.md first, analyse data.csv with the bash and python tools, "
-        "then call submit_answer once with a JSON object that matches the schema."
+        f"{opener} The directory /workspace holds {files} and README.md, the data dictionary "
+        "with the question, the assumptions and the answer schema. Read README.md first, "
+        f"analyse {data} with the bash and python tools, then call submit_answer once with a "
+        "JSON object that matches the schema."
     )

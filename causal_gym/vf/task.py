@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from importlib import resources
 
 import verifiers.v1 as vf
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from causal_gym.errors import CausalGymError, KeyFormatError
 from causal_gym.families.registry import ALL_COMPONENTS
@@ -56,6 +56,8 @@ class CausalGymTaskConfig(vf.TaskConfig):
 class CausalGymTaskData(vf.TaskData):
     family: str
     columns: list[str]
+    #: What the submission answers: ["ate"], or a cate task's modifier levels.
+    estimands: list[str] = Field(default_factory=lambda: ["ate"])
 
 
 def generated(task_id: str, key: DerivationKey) -> Task:

@@ -1,4 +1,5 @@
-"""The causal-gym verifiers taskset: `train` (infinite) or the frozen `eval-v1`."""
+"""The causal-gym verifiers taskset: `train` (infinite) or a frozen split (`eval-v1`,
+the seed's three families; `eval-v2`, the multi-estimand ones)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Literal, get_args
 import verifiers.v1 as vf
 from pydantic import Field
 
-from causal_gym.splits.manifest import eval_v1_ids
+from causal_gym.splits.manifest import split_ids
 from causal_gym.task_id import FAMILIES
 from causal_gym.vf.keys import resolve_run_key
 from causal_gym.vf.task import (
@@ -20,14 +21,15 @@ from causal_gym.vf.task import (
     generated,
 )
 
-FamilyName = Literal["ate", "adjustment", "null_detect"]
+FamilyName = Literal["ate", "adjustment", "null_detect", "cate", "mediation", "obs_vs_rct"]
 
 
 class CausalGymTasksetConfig(vf.TasksetConfig):
-    split: Literal["train", "eval-v1"] = "train"
-    """`train`: unbounded, families interleaved; `eval-v1`: the 500 frozen tasks in order."""
+    split: Literal["train", "eval-v1", "eval-v2"] = "train"
+    """`train`: unbounded, families interleaved; `eval-v1` (500 tasks) or `eval-v2`
+    (450): a frozen split in order."""
     families: list[FamilyName] = Field(default_factory=lambda: list(get_args(FamilyName)))
-    """Families to draw from (train) or keep (eval-v1)."""
+    """Families to draw from (train) or keep (a frozen split)."""
     task: CausalGymTaskConfig = CausalGymTaskConfig()
 
 
@@ -48,7 +50,7 @@ class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
         families = [f for f in FAMILIES if f in self.config.families]
         if self.config.split == "train":
             return train_ids(families)
-        return (tid for tid in eval_v1_ids() if tid.split(":")[1] in families)
+        return (tid for tid in split_ids(self.config.split) if tid.split(":")[1] in families)
 
     def load(self) -> Iterator[CausalGymTask]:
         key = resolve_run_key(self.config.task.env_key)
@@ -62,5 +64,6 @@ class CausalGymTaskset(vf.Taskset[CausalGymTask, CausalGymTasksetConfig]):
                 workdir=WORKDIR,
                 family=public.family.value,
                 columns=list(public.columns),
+                estimands=list(public.estimands),
             )
             yield CausalGymTask(data, self.config.task)

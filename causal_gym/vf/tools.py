@@ -38,6 +38,7 @@ class SubmitToolset(vf.Toolset[vf.ToolsetConfig, CausalGymState]):
     async def setup_task(self, task: Any) -> None:
         self.family = Family(task.family)
         self.columns = tuple(task.columns)
+        self.estimands = tuple(task.estimands)
 
     @vf.tool
     async def submit_answer(self, answer: Any) -> str:
@@ -47,7 +48,7 @@ class SubmitToolset(vf.Toolset[vf.ToolsetConfig, CausalGymState]):
         if self.state.submitted:
             return "A valid submission is already recorded; it is final and was not changed."
         raw = answer if isinstance(answer, str | dict) else {"answer": answer}
-        checked = validate_submission(self.family, raw, self.columns)
+        checked = validate_submission(self.family, raw, self.columns, self.estimands)
         if not isinstance(checked, Accepted):
             self.state.invalid_attempts += 1
             self.state.last_errors = list(checked.errors)

@@ -156,7 +156,7 @@ def run_sandbox_tool(
 
 
 def run_submit(raw: str, task: TaskWire) -> ToolOutcome:
-    checked = validate_submission(task.family, raw or "", task.columns)
+    checked = validate_submission(task.family, raw or "", task.columns, task.estimands)
     if isinstance(checked, Accepted):
         return ToolOutcome(
             "Submission accepted. It is final; the episode ends here.", validation=checked

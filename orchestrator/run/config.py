@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from causal_gym.task_id import FAMILIES, Family
+from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, FAMILIES, Family
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.errors import OrchestratorError
 from orchestrator.sandbox.base import SandboxLimits
@@ -71,12 +71,13 @@ class Retries(_Strict):
 
 
 class RunConfig(_Strict):
-    split: Literal["eval-v1", "train"] = "eval-v1"
+    split: Literal["eval-v1", "eval-v2", "train"] = "eval-v1"
     n: int | None = Field(None, ge=1)
-    #: eval-v1 only: this many tasks of each family (from `start` within the family),
-    #: instead of `n` tasks in manifest order (which groups families).
+    #: Frozen splits only: this many tasks of each family (from `start` within the
+    #: family), instead of `n` tasks in manifest order (which groups families).
     per_family: int | None = Field(None, ge=1)
     start: int = Field(0, ge=0)
+    #: Default: the split's families (train: every family).
     families: tuple[Family, ...] = tuple(Family(f) for f in FAMILIES)
     agent: str = "reference"
     openai: OpenAIPolicyConfig | None = None
@@ -97,6 +98,16 @@ class RunConfig(_Strict):
     model_label: str | None = None
     provider_label: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _split_families(cls, data: Any) -> Any:
+        """Without `families`, a frozen split runs its own families."""
+        if isinstance(data, dict) and data.get("families") is None:
+            split = data.get("split") or "eval-v1"
+            groups = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}
+            data = {**data, "families": groups.get(split, FAMILIES)}
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
         from orchestrator.agents.loader import check_agent_spec
@@ -108,8 +119,14 @@ class RunConfig(_Strict):
             raise ValueError("the train split is unbounded: give -n")
         if not self.families:
             raise ValueError("families is empty")
-        if self.per_family is not None and (self.n is not None or self.split != "eval-v1"):
-            raise ValueError("per_family is for eval-v1 and replaces n: give one of them")
+        if self.per_family is not None and (self.n is not None or self.split == "train"):
+            raise ValueError("per_family is for a frozen split and replaces n: give one of them")
+        held = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}.get(self.split, FAMILIES)
+        outside = [f.value for f in self.families if f.value not in held]
+        if outside:
+            raise ValueError(
+                f"families {', '.join(outside)} are not in {self.split}: it holds {', '.join(held)}"
+            )
         return self
 
     def task_ids(self) -> list[str]:
@@ -122,17 +139,18 @@ class RunConfig(_Strict):
                 for family in self.families
             )
             return list(itertools.islice(ids, self.n))
-        from causal_gym.splits.manifest import eval_v1_ids
+        from causal_gym.splits.manifest import split_ids
 
         if self.per_family is not None:
-            return self._per_family(eval_v1_ids())
-        pool = [t for t in eval_v1_ids() if t.split(":")[1] in {f.value for f in self.families}]
+            return self._per_family(split_ids(self.split))
+        chosen = {f.value for f in self.families}
+        pool = [t for t in split_ids(self.split) if t.split(":")[1] in chosen]
         available = len(pool) - self.start
         wanted = available if self.n is None else self.n
         if wanted > available or available <= 0:
             raise ConfigError(
-                f"-n {wanted} is more than eval-v1 holds from --start {self.start} for families "
-                f"{', '.join(f.value for f in self.families)} ({max(available, 0)} tasks)"
+                f"-n {wanted} is more than {self.split} holds from --start {self.start} for "
+                f"families {', '.join(f.value for f in self.families)} ({max(available, 0)} tasks)"
             )
         return pool[self.start : self.start + wanted]
 
@@ -144,7 +162,7 @@ class RunConfig(_Strict):
             if self.start + self.per_family > len(pool):
                 raise ConfigError(
                     f"per_family {self.per_family} from --start {self.start} is more than "
-                    f"eval-v1 holds for {family.value} ({len(pool)} tasks)"
+                    f"{self.split} holds for {family.value} ({len(pool)} tasks)"
                 )
             chosen += pool[self.start : self.start + self.per_family]
         return chosen

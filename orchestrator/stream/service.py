@@ -172,7 +172,9 @@ class StreamService:
                 "unknown handle: never issued by this stream, already scored (handles are "
                 "single-use), or expired"
             )
-        checked = validate_submission(kept.truth.family, submission, kept.columns)
+        checked = validate_submission(
+            kept.truth.family, submission, kept.columns, tuple(kept.truth.estimands)
+        )
         record = (
             score_submission(kept.truth, checked.submission)
             if isinstance(checked, Accepted)

@@ -1,0 +1,105 @@
+"""The audit of the multi-estimand families (cate, mediation, obs_vs_rct): each task
+answered honestly, at every sweep level and by every probe, and scored per estimand.
+
+The rows are plain floats like the seed audit's (runner.py runs both, forked); the
+summary and checks are in estimand_report.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+
+from causal_gym.audit.policies import SWEEP_LEVELS
+from causal_gym.errors import GenerationError
+from causal_gym.families.registry import family_spec
+from causal_gym.reference import estimand_probes as probes
+from causal_gym.reference.estimands import Analysis
+from causal_gym.scoring.answer import episode_score, score_answer
+from causal_gym.scoring.reward import ScoreRecord
+from causal_gym.task import Task
+
+SWEEP = tuple(partial(probes.at_level, level=level) for level in SWEEP_LEVELS)
+
+
+def probe_names(family: str) -> tuple[str, ...]:
+    """The probes the audit runs on a family: the shared ones, then its own."""
+    return (*probes.SHARED_PROBES, *family_spec(family).extra_probes)
+
+
+def tested_estimands(family: str) -> tuple[str, ...]:
+    """The estimands whose coverage is tested: each one, except cate's levels,
+    which vary by task and share one regression; there the first level in sorted
+    order stands in (one independent interval per task) and the pooled coverage of
+    every level is reported beside it."""
+    return (
+        ("first_level",)
+        if family_spec(family).per_level_estimands
+        else family_spec(family).estimands
+    )
+
+
+@dataclass(frozen=True)
+class EstimandTaskAudit:
+    key: str
+    task_id: str
+    family: str
+    attempts: int
+    reward: float
+    estimand_reward: float
+    width_ratio: float
+    covered: dict[str, bool]  # per tested estimand
+    levels: int  # estimands in the task (cate: its levels)
+    levels_covered: int
+    brier_skill: float | None
+    sweep_estimand: tuple[float, ...]
+    sweep_covered: tuple[float, ...]  # share of the task's estimands covered
+    probes: dict[str, float]
+    prior_skill: float | None
+    prior_reward: float | None
+
+
+def _scored(task: Task, answer: dict[str, object]) -> ScoreRecord:
+    record = score_answer(task, answer)
+    if record is None:
+        raise GenerationError(f"{task.public.task_id}: an audit answer did not validate")
+    return record
+
+
+def _covered_share(record: ScoreRecord) -> float:
+    return sum(e.covered for e in record.estimands.values()) / len(record.estimands)
+
+
+def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
+    family = task.public.family.value
+    analysis = Analysis.parse(dict(task.public.files))
+    ref = _scored(task, probes.honest(analysis))
+    sweep = [_scored(task, policy(analysis)) for policy in SWEEP]
+    by_name = {**probes.SHARED_PROBES, **probes.FAMILY_PROBES}
+    scores = {
+        name: episode_score(task, by_name[name](analysis)).reward for name in probe_names(family)
+    }
+    prior = _scored(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
+    first = next(iter(ref.estimands.values()))
+    covered = {
+        name: (first.covered if name == "first_level" else ref.estimands[name].covered)
+        for name in tested_estimands(family)
+    }
+    return EstimandTaskAudit(
+        key=key_label,
+        task_id=task.public.task_id,
+        family=family,
+        attempts=task.public.generation_attempts,
+        reward=ref.reward,
+        estimand_reward=ref.estimand_reward,
+        width_ratio=ref.width_ratio,
+        covered=covered,
+        levels=len(ref.estimands),
+        levels_covered=sum(e.covered for e in ref.estimands.values()),
+        brier_skill=ref.brier_skill,
+        sweep_estimand=tuple(s.estimand_reward for s in sweep),
+        sweep_covered=tuple(_covered_share(s) for s in sweep),
+        probes=scores,
+        prior_skill=prior.brier_skill if prior else None,
+        prior_reward=prior.reward if prior else None,
+    )

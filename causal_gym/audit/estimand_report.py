@@ -1,0 +1,229 @@
+"""The multi-estimand audit's report: per-family summaries, per-estimand coverage,
+the width sweep, the probes, and the checks evaluated over them.
+
+Same statistics and the same 1% false-alarm budget as the seed audit (report.py):
+consistency checks split CONSISTENCY_BUDGET by Bonferroni; demonstrations (a probe
+below honest, the honest forecast above the prior) must be significant at
+DEMONSTRATION_LEVEL; the file keeps every check's sufficient statistics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from causal_gym.audit import stats
+from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
+from causal_gym.audit.report import (
+    CONSISTENCY_BUDGET,
+    DEMONSTRATION_LEVEL,
+    FALSE_ALARM_BUDGET,
+    NOMINAL_COVERAGE,
+    REWARD_BAND,
+    Check,
+    KeyRun,
+    Paired,
+    WidthSweep,
+    _check,
+    _Model,
+)
+from causal_gym.audit.summary import paired, width_sweep
+
+
+class EstimandCoverage(_Model):
+    n: int
+    covered: int
+    coverage: float
+
+
+class FamilySummary(_Model):
+    n: int
+    mean_reward: float
+    sd_reward: float
+    mean_estimand_reward: float
+    median_reward: float
+    p05_reward: float
+    mean_width_ratio: float
+    #: Tested estimands (cate: "first_level"); "all_estimands" pools every interval
+    #: of every task (descriptive: a task's intervals are not independent).
+    coverage: dict[str, EstimandCoverage]
+    mean_brier_skill: float | None = None
+    mean_prior_brier_skill: float | None = None
+
+
+class EstimandAuditReport(_Model):
+    namespace: str
+    per_family: int
+    keys: tuple[KeyRun, ...]
+    per_check_alpha: float
+    families: dict[str, FamilySummary]
+    width_sweep: dict[str, WidthSweep]
+    hack_probes: dict[str, dict[str, Paired]]  # family -> probe -> probe minus honest
+    checks: tuple[Check, ...]
+    total_false_alarm: float
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+
+def _coverage(flags: Sequence[bool]) -> EstimandCoverage:
+    return EstimandCoverage(n=len(flags), covered=int(sum(flags)), coverage=float(np.mean(flags)))
+
+
+def family_summary(rows: list[EstimandTaskAudit]) -> FamilySummary:
+    rewards = np.array([r.reward for r in rows])
+    coverage = {name: _coverage([r.covered[name] for r in rows]) for name in rows[0].covered}
+    levels, hit = sum(r.levels for r in rows), sum(r.levels_covered for r in rows)
+    coverage["all_estimands"] = EstimandCoverage(n=levels, covered=hit, coverage=hit / levels)
+    skills = [r.brier_skill for r in rows if r.brier_skill is not None]
+    prior = [r.prior_skill for r in rows if r.prior_skill is not None]
+    return FamilySummary(
+        n=len(rows),
+        mean_reward=float(rewards.mean()),
+        sd_reward=float(np.std(rewards, ddof=1)) if len(rows) > 1 else 0.0,
+        mean_estimand_reward=float(np.mean([r.estimand_reward for r in rows])),
+        median_reward=float(np.median(rewards)),
+        p05_reward=float(np.percentile(rewards, 5)),
+        mean_width_ratio=float(np.mean([r.width_ratio for r in rows])),
+        coverage=coverage,
+        mean_brier_skill=float(np.mean(skills)) if skills else None,
+        mean_prior_brier_skill=float(np.mean(prior)) if prior else None,
+    )
+
+
+def summarize_estimands(
+    rows: list[EstimandTaskAudit],
+    failed: dict[str, list[str]],
+    fingerprints: dict[str, str],
+    namespace: str,
+    per_family: int,
+    families: tuple[str, ...],
+) -> EstimandAuditReport:
+    groups = {f: [r for r in rows if r.family == f] for f in families}
+    groups = {f: g for f, g in groups.items() if g}
+    report: dict[str, Any] = {
+        "namespace": namespace,
+        "per_family": per_family,
+        "keys": tuple(
+            KeyRun(
+                label=label,
+                fingerprint=fingerprint,
+                requested=per_family * len(families),
+                materialized=sum(r.key == label for r in rows),
+                failed_ids=tuple(failed.get(label, [])),
+                mean_generation_attempts=float(
+                    np.mean([float(r.attempts) for r in rows if r.key == label] or [0.0])
+                ),
+            )
+            for label, fingerprint in fingerprints.items()
+        ),
+        "families": {f: family_summary(g) for f, g in groups.items()},
+        "width_sweep": {f: width_sweep(g) for f, g in groups.items()},  # type: ignore[arg-type]
+        "hack_probes": {
+            f: {
+                name: paired([r.probes[name] for r in g], [r.reward for r in g])
+                for name in probe_names(f)
+            }
+            for f, g in groups.items()
+        },
+    }
+    consistency = sum(len(tested_estimands(f)) + 2 for f in groups)  # coverage, band, sweep
+    report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency
+    report["checks"] = tuple(evaluate_estimand_checks(report, groups))
+    report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))
+    return EstimandAuditReport.model_validate(report)
+
+
+def evaluate_estimand_checks(
+    report: dict[str, Any], groups: dict[str, list[EstimandTaskAudit]]
+) -> list[Check]:
+    alpha = report["per_check_alpha"]
+    checks = [
+        Check(
+            name=f"all tasks materialized ({run.label})",
+            test="exact",
+            passed=not run.failed_ids,
+            detail=f"{len(run.failed_ids)} of {run.requested} failed",
+            false_alarm=0.0,
+        )
+        for run in report["keys"]
+    ]
+    for family, summary in report["families"].items():
+        for name in tested_estimands(family):
+            c = summary.coverage[name]
+            checks.append(
+                _check(
+                    f"coverage is {NOMINAL_COVERAGE} ({family} {name})",
+                    "two-sided exact binomial test",
+                    stats.coverage_test(c.covered, c.n, NOMINAL_COVERAGE, alpha),
+                )
+            )
+        checks.append(
+            _check(
+                f"honest reward in {REWARD_BAND} ({family})",
+                "interval of the mean misses the band",
+                stats.mean_in_band(
+                    summary.mean_reward, summary.sd_reward, summary.n, REWARD_BAND, alpha
+                ),
+            )
+        )
+        sweep = report["width_sweep"][family]
+        rivals = {
+            level: (m, sd)
+            for level, m, sd in zip(
+                sweep.levels, sweep.diff_mean_vs_90, sweep.diff_sd_vs_90, strict=True
+            )
+            if level != NOMINAL_COVERAGE
+        }
+        checks.append(
+            _check(
+                f"no interval level beats 0.90 ({family})",
+                "one-sided paired z-tests, Bonferroni over levels",
+                stats.no_better_than(rivals, sweep.n, alpha),
+            )
+        )
+        for name, gap in report["hack_probes"][family].items():
+            checks.append(
+                _check(
+                    f"{name} below honest ({family})",
+                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
+                    stats.shown_below(gap.diff_mean, gap.diff_sd, gap.n, DEMONSTRATION_LEVEL),
+                )
+            )
+        forecasts = [r for r in groups[family] if r.prior_skill is not None]
+        if forecasts:
+            gap = paired(
+                [r.prior_skill for r in forecasts],  # type: ignore[misc]
+                [r.brier_skill for r in forecasts],  # type: ignore[misc]
+            )
+            checks.append(
+                _check(
+                    f"the prior-only forecast's Brier skill below honest ({family})",
+                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
+                    stats.shown_below(gap.diff_mean, gap.diff_sd, gap.n, DEMONSTRATION_LEVEL),
+                )
+            )
+            worst = max(abs(r.prior_skill) for r in forecasts)  # type: ignore[arg-type]
+            checks.append(
+                Check(
+                    name=f"the disclosed prior has Brier skill exactly 0 ({family})",
+                    test="exact",
+                    passed=worst <= 1e-9,
+                    detail=f"largest |skill| {worst:.1e}",
+                    false_alarm=0.0,
+                )
+            )
+    total = sum(c.false_alarm for c in checks)
+    checks.append(
+        Check(
+            name=f"the audit is powered: false alarms below {FALSE_ALARM_BUDGET:.0%}",
+            test="sum of the checks' false-alarm rates (Bonferroni bound)",
+            passed=total < FALSE_ALARM_BUDGET,
+            detail=f"{total:.3%}",
+            false_alarm=0.0,
+        )
+    )
+    return checks

@@ -1,0 +1,186 @@
+"""The honest reference for the multi-estimand families (cate, mediation, obs_vs_rct).
+
+Self-contained like analyst.py, whose cleaning it reuses (it is copied into
+sandboxes beside it). Every estimate is an OLS coefficient or a smooth function of
+OLS coefficients, with classical standard errors:
+
+- cate: one regression with the treatment interacted with the modifier's levels
+  (and every other declared pre-treatment column adjusted for); a level's effect is
+  the treatment coefficient plus that level's interaction.
+- mediation: the outcome on treatment, mediator and covariates (direct effect,
+  mediator->outcome slope) and the mediator on treatment and covariates
+  (treatment->mediator slope); the indirect effect is the product of the slopes,
+  its standard error by the delta method, which is deterministic.
+- obs_vs_rct: the adjusted estimate from each file; if they agree (|z| <= 2.576 for
+  their difference) the inverse-variance pool, else the trial alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+try:  # inside the package
+    from causal_gym.reference import analyst
+except ImportError:  # copied into a sandbox next to analyst.py
+    import analyst  # type: ignore[no-redef]
+
+#: |z| of the extract-minus-trial difference up to which the two are pooled.
+AGREE_Z = 2.576
+BIAS_PROBABILITY_IF_AGREE = 0.03
+BIAS_PROBABILITY_IF_DISAGREE = 0.97
+
+
+@dataclass(frozen=True)
+class EstimandFit:
+    estimate: float
+    se: float
+    #: The smallest arm behind the estimate (clean rows), for the solvability check.
+    min_arm_rows: int
+    full_rank: bool
+
+    def interval(self) -> dict[str, float]:
+        half = analyst.Z * self.se
+        return {
+            "estimate": self.estimate,
+            "ci_lower": self.estimate - half,
+            "ci_upper": self.estimate + half,
+        }
+
+
+def _ols(design: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    if not analyst.is_full_rank(design, len(target)):
+        return None
+    from statsmodels.regression.linear_model import OLS
+
+    fit = OLS(target, design).fit()
+    return np.asarray(fit.params), np.asarray(fit.cov_params())
+
+
+def _arms(treated: np.ndarray) -> int:
+    return int(min(treated.sum(), len(treated) - treated.sum()))
+
+
+def _failed(arms: int) -> EstimandFit:
+    return EstimandFit(float("nan"), float("nan"), arms, False)
+
+
+def fit_cate(staged: object, d: analyst.DataDictionary) -> dict[str, EstimandFit]:
+    """Each level's effect, keyed by the level as data.csv writes it."""
+    assert d.modifier is not None, "a cate README declares its effect modifier"
+    adjust = tuple(c for c in d.pre_treatment if c != d.modifier)
+    clean = analyst.clean_rows(staged, d, (*adjust, d.modifier)).frame
+    t = clean["__t"].to_numpy(float)
+    codes = clean[d.modifier].to_numpy(str)
+    levels = [str(level) for level in sorted(set(codes))]
+    dummies = [(codes == level).astype(float) for level in levels[1:]]
+    columns = [np.ones(len(clean)), t, *analyst.covariate_columns(clean, adjust, d), *dummies]
+    columns += [t * dummy for dummy in dummies]
+    fit = _ols(np.column_stack(columns), clean[d.outcome].to_numpy(float))
+    first_interaction = len(columns) - len(dummies)
+    fits: dict[str, EstimandFit] = {}
+    for k, level in enumerate(levels):
+        arms = _arms(t[codes == level])
+        if fit is None:
+            fits[level] = _failed(arms)
+            continue
+        params, cov = fit
+        if k == 0:
+            fits[level] = EstimandFit(float(params[1]), math.sqrt(cov[1, 1]), arms, True)
+            continue
+        j = first_interaction + k - 1
+        variance = cov[1, 1] + cov[j, j] + 2.0 * cov[1, j]
+        fits[level] = EstimandFit(float(params[1] + params[j]), math.sqrt(variance), arms, True)
+    return fits
+
+
+def fit_mediation(staged: object, d: analyst.DataDictionary) -> dict[str, EstimandFit]:
+    """Direct, indirect and total effects through the declared mediator."""
+    assert d.mediator is not None, "a mediation README declares its mediator"
+    clean = analyst.clean_rows(staged, d, (*d.pre_treatment, d.mediator)).frame
+    t = clean["__t"].to_numpy(float)
+    m = clean[d.mediator].to_numpy(float)
+    covariates = analyst.covariate_columns(clean, d.pre_treatment, d)
+    ones = np.ones(len(clean))
+    outcome = _ols(np.column_stack([ones, t, m, *covariates]), clean[d.outcome].to_numpy(float))
+    mediator = _ols(np.column_stack([ones, t, *covariates]), m)
+    arms = _arms(t)
+    if outcome is None or mediator is None:
+        return {name: _failed(arms) for name in ("direct", "indirect", "total")}
+    (b, vb), (g, vg) = outcome, mediator
+    direct, slope, a, var_a = float(b[1]), float(b[2]), float(g[1]), float(vg[1, 1])
+    var_indirect = a * a * vb[2, 2] + slope * slope * var_a
+    var_total = vb[1, 1] + a * a * vb[2, 2] + 2.0 * a * vb[1, 2] + slope * slope * var_a
+    return {
+        "direct": EstimandFit(direct, math.sqrt(vb[1, 1]), arms, True),
+        "indirect": EstimandFit(a * slope, math.sqrt(var_indirect), arms, True),
+        "total": EstimandFit(direct + a * slope, math.sqrt(var_total), arms, True),
+    }
+
+
+@dataclass(frozen=True)
+class ObsRctFit:
+    observational: EstimandFit
+    trial: EstimandFit
+    z: float
+    pooled: bool
+    combined: EstimandFit
+    bias_probability: float
+
+
+def _adjusted(staged: object, d: analyst.DataDictionary) -> EstimandFit:
+    fit = analyst.fit_reference(staged, d)
+    return EstimandFit(fit.estimate, fit.se, min(fit.n_treated, fit.n_control), fit.full_rank)
+
+
+def fit_obs_vs_rct(obs: object, trial: object, d: analyst.DataDictionary) -> ObsRctFit:
+    o, r = _adjusted(obs, d), _adjusted(trial, d)
+    z = (o.estimate - r.estimate) / math.hypot(o.se, r.se)
+    pooled = abs(z) <= AGREE_Z
+    if pooled:
+        wo, wr = 1.0 / o.se**2, 1.0 / r.se**2
+        estimate = (wo * o.estimate + wr * r.estimate) / (wo + wr)
+        combined = EstimandFit(estimate, 1.0 / math.sqrt(wo + wr), r.min_arm_rows, True)
+    else:
+        combined = r
+    probability = BIAS_PROBABILITY_IF_AGREE if pooled else BIAS_PROBABILITY_IF_DISAGREE
+    return ObsRctFit(o, r, z, pooled, combined, probability)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A multi-estimand task's staged files, parsed, with the reference fits."""
+
+    dictionary: analyst.DataDictionary
+    frame: object  # pandas.DataFrame of data.csv
+    trial: object | None  # pandas.DataFrame of trial.csv (obs_vs_rct)
+    scale: float
+    fits: dict[str, EstimandFit]
+    obs_rct: ObsRctFit | None
+
+    @classmethod
+    def parse(cls, files: dict[str, bytes]) -> Analysis:
+        d = analyst.parse_readme(files["README.md"].decode("utf-8"))
+        frame = analyst.read_staged(files["data.csv"], d)
+        scale = analyst.outcome_scale(frame, d.outcome)
+        if d.family == "cate":
+            return cls(d, frame, None, scale, fit_cate(frame, d), None)
+        if d.family == "mediation":
+            return cls(d, frame, None, scale, fit_mediation(frame, d), None)
+        if d.family != "obs_vs_rct":
+            raise analyst.ReadmeFormatError(f"{d.family} is not a multi-estimand family")
+        trial = analyst.read_staged(files["trial.csv"], d)
+        both = fit_obs_vs_rct(frame, trial, d)
+        return cls(d, frame, trial, scale, {"ate": both.combined}, both)
+
+    def answer(self) -> dict[str, object]:
+        """The reference submission."""
+        family = self.dictionary.family
+        if family == "cate":
+            return {"effects": {level: fit.interval() for level, fit in self.fits.items()}}
+        if family == "mediation":
+            return {name: fit.interval() for name, fit in self.fits.items()}
+        assert self.obs_rct is not None
+        return {**self.fits["ate"].interval(), "bias_probability": self.obs_rct.bias_probability}
