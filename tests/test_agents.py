@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from causal_gym import generate_task, resolve_key
+from causal_gym.families.registry import family_spec
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
@@ -275,6 +276,58 @@ def test_reference_agent_scores_like_the_audit_reference(family: str) -> None:
     )
     assert got.reward == pytest.approx(want.reward, rel=1e-9)
     assert got.width_ratio == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("family", "probes"),
+    [
+        ("cate", ("pooled-for-every-level", "per-level-difference-in-means", "constant")),
+        ("mediation", ("total-as-direct", "mediator-as-confounder", "narrow")),
+        ("obs_vs_rct", ("observational-only", "trial-only", "always-biased")),
+    ],
+)
+def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[str, ...]) -> None:
+    """The scripted agents of the multi-estimand families, end to end in a sandbox:
+    the reference copies estimands.py and submits exactly the library's reference
+    answer; each of the family's probes scores below it (obs_vs_rct: summed over a
+    confounded and an unconfounded task, since calling every extract biased only
+    loses on the unconfounded ones); a probe for another family gives up with the
+    reason instead of submitting."""
+    from causal_gym.reference.analyst import files_answer
+
+    tasks = [generate_task(f"train:{family}:{i}", KEY) for i in range(20, 40)]
+    if family == "obs_vs_rct":
+        by_class = {t.hidden.effect_class.value: t for t in reversed(tasks)}
+        tasks = [by_class["confounded"], by_class["unconfounded"]]
+    else:
+        tasks = tasks[1:2]
+    spec = family_spec(family)
+    totals = dict.fromkeys(("reference", *probes), 0.0)
+    for task in tasks:
+        public = task.public
+
+        def checked(submission: dict[str, Any], public: Any = public) -> Any:
+            valid = validate_submission(public.family, submission, public.columns, public.estimands)
+            assert valid.ok, valid.errors
+            return valid.submission
+
+        result = episode(load_policy("reference"), task=task)
+        assert (
+            result.status is EpisodeStatus.SUBMITTED and result.turns == 4
+        )  # 2 files, run, submit
+        got = spec.intervals(checked(result.submission))
+        want = spec.intervals(checked(files_answer(dict(public.files))))
+        assert got.keys() == want.keys() == task.hidden.estimands.keys()
+        assert all(got[name] == pytest.approx(want[name], rel=1e-9) for name in want)
+        for agent in totals:
+            run = result if agent == "reference" else episode(load_policy(agent), task=task)
+            assert run.status is EpisodeStatus.SUBMITTED, (agent, run.message)
+            totals[agent] += score_submission(task.hidden, checked(run.submission)).reward
+    assert all(totals[a] < totals["reference"] for a in probes), totals
+    other = "trial-only" if family != "obs_vs_rct" else "total-as-direct"
+    refused = episode(load_policy(other), task=tasks[0])
+    assert refused.status is not EpisodeStatus.SUBMITTED
+    assert "answers" in "".join(str(m.get("content")) for m in refused.transcript)
 
 
 def test_probe_agents_score_below_the_reference() -> None:

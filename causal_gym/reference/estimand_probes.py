@@ -28,6 +28,7 @@ except ImportError:  # copied into a sandbox
 
 Answer = dict[str, object]
 HUGE_INTERVAL_SCALES = 10.0
+NARROW_INTERVAL_SCALE_SHARE = 0.01
 PRIORS = {"obs_vs_rct": 0.5}
 
 
@@ -66,6 +67,17 @@ def at_level(a: Analysis, level: float) -> Answer:
 
 def halved(a: Analysis) -> Answer:
     return widened(a.answer(), 0.5)
+
+
+def narrow(a: Analysis) -> Answer:
+    """The reference estimates with intervals 1% of the outcome's scale wide."""
+    half = NARROW_INTERVAL_SCALE_SHARE * a.scale / 2
+
+    def change(interval: dict) -> dict:
+        centre = interval["estimate"]
+        return {"estimate": centre, "ci_lower": centre - half, "ci_upper": centre + half}
+
+    return map_intervals(a.answer(), change)
 
 
 def constant(a: Analysis) -> Answer:
@@ -161,19 +173,42 @@ FAMILY_PROBES: dict[str, Callable[[Analysis], Answer]] = {
     "trial_only": trial_only,
     "always_biased": always_biased,
 }
-PROBES = {"honest": honest, **SHARED_PROBES, **FAMILY_PROBES}
+PROBES = {
+    "honest": honest,
+    **SHARED_PROBES,
+    **FAMILY_PROBES,
+    # the names the seed families' probe agents use, for the probes every family has
+    "constant": constant,
+    "halved": halved,
+    "narrow": narrow,
+}
+#: Which family each family-specific probe answers.
+PROBE_FAMILY = {
+    "pooled_for_every_level": "cate",
+    "per_level_difference_in_means": "cate",
+    "total_as_direct": "mediation",
+    "mediator_as_confounder": "mediation",
+    "observational_only": "obs_vs_rct",
+    "trial_only": "obs_vs_rct",
+    "always_biased": "obs_vs_rct",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 3 or args[1] != "--probe" or args[2] not in PROBES:
-        print(
-            f"usage: python estimand_probes.py DIR --probe {{{','.join(PROBES)}}}", file=sys.stderr
-        )
+    name = args[2].replace("-", "_") if len(args) == 3 else ""
+    if len(args) != 3 or args[1] != "--probe" or name not in PROBES:
+        listed = ",".join(PROBES)
+        print(f"usage: python estimand_probes.py DIR --probe {{{listed}}}", file=sys.stderr)
         return 2
     directory = Path(args[0])
     files = {p.name: p.read_bytes() for p in directory.iterdir() if p.suffix in (".csv", ".md")}
-    print(json.dumps(PROBES[args[2]](Analysis.parse(files))))
+    analysis = Analysis.parse(files)
+    family = analysis.dictionary.family
+    if PROBE_FAMILY.get(name, family) != family:
+        print(f"probe {name} answers {PROBE_FAMILY[name]} tasks, not {family}", file=sys.stderr)
+        return 2
+    print(json.dumps(PROBES[name](analysis)))
     return 0
 
 

@@ -13,7 +13,21 @@ from orchestrator.agents.scripted import (
 )
 from orchestrator.errors import OrchestratorError
 
-PROBE_AGENTS = ("diff-in-means", "post-treatment", "constant", "narrow")
+#: The seed families' probes (constant and narrow answer every family), then the
+#: multi-estimand families' own (reference/estimand_probes.py).
+PROBE_AGENTS = (
+    "diff-in-means",
+    "post-treatment",
+    "constant",
+    "narrow",
+    "pooled-for-every-level",
+    "per-level-difference-in-means",
+    "total-as-direct",
+    "mediator-as-confounder",
+    "observational-only",
+    "trial-only",
+    "always-biased",
+)
 BUILTIN_AGENTS = ("openai", "reference", *PROBE_AGENTS, "escape")
 USER_AGENT_FORMAT = "python:PATH_OR_MODULE:ClassName"
 SIMULATED_FORMAT = "simulated:TURN_SECONDS:TURNS"

@@ -76,16 +76,33 @@ class ScriptedAnalysisPolicy(Policy):
         return AgentTurn(text="The analysis produced no answer; giving up.")
 
 
+#: Families whose reference and probes need estimands.py (and estimand_probes.py).
+MULTI_ESTIMAND = ("cate", "mediation", "obs_vs_rct")
+
+
 class ReferencePolicy(ScriptedAnalysisPolicy):
     name = "reference"
 
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
+        if task.family.value in MULTI_ESTIMAND:
+            self.files = ("analyst.py", "estimands.py")
+
 
 class ProbePolicy(ScriptedAnalysisPolicy):
-    files = ("analyst.py", "probes.py")
+    """A hack probe: the seed families' kit (probes.py) or the multi-estimand one
+    (estimand_probes.py), by the task's family. A probe that does not answer the
+    task's family exits with a message and the agent gives up."""
+
+    files: tuple[str, ...] = ("analyst.py", "probes.py")
 
     def __init__(self, probe: str) -> None:
         self.name = probe
         self.command = f"python probes.py /workspace --probe {probe}"
+
+    def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
+        if task.family.value in MULTI_ESTIMAND:
+            self.files = ("analyst.py", "estimands.py", "estimand_probes.py")
+            self.command = f"python estimand_probes.py /workspace --probe {self.name}"
 
 
 class EscapePolicy(Policy):
@@ -94,12 +111,13 @@ class EscapePolicy(Policy):
 
     name = "escape"
     family = "ate"
+    estimands: tuple[str, ...] = ("ate",)
 
     def __init__(self, targets: tuple[tuple[str, int], ...] = ()) -> None:
         self.targets = targets
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        self.family = task.family.value
+        self.family, self.estimands = task.family.value, task.estimands
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         step = sum(1 for m in messages if m.get("role") == "assistant")
@@ -108,7 +126,7 @@ class EscapePolicy(Policy):
             return _call(0, "python", {"code": extra + ESCAPE_SCRIPT.read_text("utf-8")})
         findings = last_json_object(messages) or {"error": "the escape script printed nothing"}
         if step == 1:
-            answer = family_spec(self.family).placeholder_answer()
+            answer = family_spec(self.family).placeholder_answer(self.estimands)
             call = _call(1, "submit_answer", answer).tool_calls
             return AgentTurn(text="escape findings: " + json.dumps(findings), tool_calls=call)
         return AgentTurn(text="escape findings: " + json.dumps(findings))
@@ -123,13 +141,15 @@ class SimulatedPolicy(Policy):
         self.name = f"simulated:{turn_s:g}:{turns}"
         self.turn_s, self.turns = turn_s, turns
         self.family = "ate"
+        self.estimands: tuple[str, ...] = ("ate",)
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        self.family = task.family.value
+        self.family, self.estimands = task.family.value, task.estimands
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         step = sum(1 for m in messages if m.get("role") == "assistant")
         time.sleep(max(0.0, min(self.turn_s, deadline_s)))
         if step + 1 < self.turns:
             return AgentTurn(text=f"thinking ({step + 1} of {self.turns})")
-        return _call(step, "submit_answer", family_spec(self.family).placeholder_answer())
+        answer = family_spec(self.family).placeholder_answer(self.estimands)
+        return _call(step, "submit_answer", answer)
