@@ -39,11 +39,14 @@ def sample_clean(
     rng: np.random.Generator,
     marginals: Mapping[str, Marginal],
     randomized: bool = False,
+    treatment: int | None = None,
 ) -> CleanSample:
     """`marginals` gives continuous roots their documented kind (standardized draws in
     place of the default standard normal); nodes with parents must not have one.
     `randomized` assigns the treatment by a fair coin instead of its equation (the
-    obs_vs_rct family's trial: same population, same outcome equation)."""
+    obs_vs_rct family's trial: same population, same outcome equation). `treatment`
+    sets it for every row, do(T = treatment), drawing exactly what an observational
+    sample draws: two calls with one seed give paired potential outcomes."""
     if n_rows < 1:
         raise ValueError(f"cannot sample {n_rows} rows")
     for node_id in marginals:
@@ -69,7 +72,8 @@ def sample_clean(
             propensity = np.clip(1.0 / (1.0 + np.exp(-index)), low, high)
             if randomized:
                 propensity = np.full(n_rows, 0.5)
-            columns[TREATMENT_ID] = (rng.random(n_rows) < propensity).astype(np.int64)
+            assigned = (rng.random(n_rows) < propensity).astype(np.int64)
+            columns[TREATMENT_ID] = assigned if treatment is None else np.full(n_rows, treatment)
         else:
             if node.id == OUTCOME_ID and scm.modifier is not None:
                 gamma = np.asarray(scm.interaction, dtype=np.float64)

@@ -134,13 +134,13 @@ def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
 def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     from rich.console import Console
 
-    from orchestrator.run.report import BASELINE_HEADER, baseline_row
+    from orchestrator.run.report import baseline_table
 
     key = run_key(key_file)
     console = Console(stderr=True)
     summary, folder = execute_or_fail(settings, key, resume, console)
-    typer.echo(BASELINE_HEADER)
-    typer.echo(baseline_row(summary))
+    for line in baseline_table([summary]):
+        typer.echo(line)
     console.print(f"wrote {folder}/summary.json, report.md and plots")
 
 

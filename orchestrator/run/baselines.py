@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.local_model import LocalModelServer
 from orchestrator.run.config import ConfigError, RunConfig, load_config, read_toml
-from orchestrator.run.report import BASELINE_HEADER, baseline_row
+from orchestrator.run.report import baseline_table, table_families
 from orchestrator.run.results import dump_json, write_atomically
 
 
@@ -117,7 +117,7 @@ def run_configs(config: BaselinesConfig, folder: Path) -> list[RunConfig]:
 
 
 def render_table(summaries: list[dict[str, Any]]) -> str:
-    rows = [BASELINE_HEADER, *(baseline_row(s) for s in summaries)]
+    rows = baseline_table(summaries)
     rows += [
         "",
         "| Model | Attempts | Retry incidence | Failure classes |",
@@ -139,9 +139,9 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from causal_gym.families.registry import registered
+    from causal_gym.families.registry import family_spec
 
-    families = registered()
+    families = [family_spec(f) for f in table_families(summaries)]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(families)
     x = np.arange(len(summaries))

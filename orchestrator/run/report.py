@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.families.registry import registered
-from causal_gym.task_id import FAMILIES
+from causal_gym.families.registry import family_spec
+from causal_gym.task_id import EVAL_V1_FAMILIES, FAMILIES
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import dump_json, write_atomically
 
@@ -88,26 +88,37 @@ def _cell(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def baseline_row(summary: dict[str, Any]) -> str:
-    families = summary["by_family"]
+def table_families(summaries: list[dict[str, Any]]) -> list[str]:
+    """The families a baseline table shows: those any summary has results for, in
+    registry order (an eval-v1 table keeps its three columns, eval-v2 gets its own)."""
+    seen = {family for s in summaries for family in s["by_family"]}
+    return [f for f in FAMILIES if f in seen] or list(EVAL_V1_FAMILIES)
+
+
+def baseline_header(families: list[str]) -> str:
+    labels = [family_spec(f).label for f in families]
+    columns = ["Model", "Provider", "Sample", "n", "Mean reward", *labels, "Coverage"]
+    return "| " + " | ".join(columns) + " |\n| --- | --- | --- |" + " ---: |" * (len(columns) - 3)
+
+
+def baseline_row(summary: dict[str, Any], families: list[str]) -> str:
+    by_family = summary["by_family"]
     cells = [
         f"`{summary['model']}`",
         summary["provider"],
         summary["sample"],
         str(summary["episodes"]),
         _cell(summary["mean_reward"]),
-        *(_cell(families.get(f, {}).get("mean_reward")) for f in FAMILIES),
+        *(_cell(by_family.get(f, {}).get("mean_reward")) for f in families),
         _cell(summary["coverage"]),
     ]
     return "| " + " | ".join(cells) + " |"
 
 
-_COLUMNS = ["Model", "Provider", "Sample", "n", "Mean reward"]
-_COLUMNS += [spec.label for spec in registered()] + ["Coverage"]
-#: The seed's columns, one per registered family between the mean and the coverage.
-BASELINE_HEADER = (
-    "| " + " | ".join(_COLUMNS) + " |\n| --- | --- | --- |" + " ---: |" * (len(_COLUMNS) - 3)
-)
+def baseline_table(summaries: list[dict[str, Any]]) -> list[str]:
+    """The header and one row per summary."""
+    families = table_families(summaries)
+    return [baseline_header(families), *(baseline_row(s, families) for s in summaries)]
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
@@ -117,8 +128,7 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"Agent `{summary['agent']}` on `{summary['sample']}` in the `{summary['sandbox']}` "
         f"sandbox; key fingerprint `{summary['key_fingerprint']}`.",
         "",
-        BASELINE_HEADER,
-        baseline_row(summary),
+        *baseline_table([summary]),
         "",
         "## Episodes and retries",
         "",
