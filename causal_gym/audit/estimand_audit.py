@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from causal_gym.audit.policies import SWEEP_LEVELS
-from causal_gym.errors import GenerationError
+from causal_gym.audit.runner import scored_answer
 from causal_gym.families.registry import family_spec
 from causal_gym.reference import estimand_probes as probes
 from causal_gym.reference.estimands import Analysis
-from causal_gym.scoring.answer import episode_score, score_answer
+from causal_gym.scoring.answer import episode_score
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import Task
 
@@ -59,13 +59,6 @@ class EstimandTaskAudit:
     prior_reward: float | None
 
 
-def _scored(task: Task, answer: dict[str, object]) -> ScoreRecord:
-    record = score_answer(task, answer)
-    if record is None:
-        raise GenerationError(f"{task.public.task_id}: an audit answer did not validate")
-    return record
-
-
 def _covered_share(record: ScoreRecord) -> float:
     return sum(e.covered for e in record.estimands.values()) / len(record.estimands)
 
@@ -73,13 +66,15 @@ def _covered_share(record: ScoreRecord) -> float:
 def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
     family = task.public.family.value
     analysis = Analysis.parse(dict(task.public.files))
-    ref = _scored(task, probes.honest(analysis))
-    sweep = [_scored(task, policy(analysis)) for policy in SWEEP]
+    ref = scored_answer(task, probes.honest(analysis))
+    sweep = [scored_answer(task, policy(analysis)) for policy in SWEEP]
     by_name = {**probes.SHARED_PROBES, **probes.FAMILY_PROBES}
     scores = {
         name: episode_score(task, by_name[name](analysis)).reward for name in probe_names(family)
     }
-    prior = _scored(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
+    prior = (
+        scored_answer(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
+    )
     first = next(iter(ref.estimands.values()))
     covered = {
         name: (first.covered if name == "first_level" else ref.estimands[name].covered)

@@ -14,31 +14,31 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.audit import stats
 from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
 from causal_gym.audit.report import (
     CONSISTENCY_BUDGET,
-    DEMONSTRATION_LEVEL,
-    FALSE_ALARM_BUDGET,
-    NOMINAL_COVERAGE,
-    REWARD_BAND,
     Check,
     KeyRun,
+    Model,
     Paired,
     WidthSweep,
-    _check,
-    _Model,
+    band_check,
+    below_check,
+    coverage_check,
+    materialized_checks,
+    powered_check,
+    sweep_check,
 )
-from causal_gym.audit.summary import paired, width_sweep
+from causal_gym.audit.summary import key_runs, paired, width_sweep
 
 
-class EstimandCoverage(_Model):
+class EstimandCoverage(Model):
     n: int
     covered: int
     coverage: float
 
 
-class FamilySummary(_Model):
+class FamilySummary(Model):
     n: int
     mean_reward: float
     sd_reward: float
@@ -53,7 +53,7 @@ class FamilySummary(_Model):
     mean_prior_brier_skill: float | None = None
 
 
-class Forecast(_Model):
+class Forecast(Model):
     """A family's probability (obs_vs_rct): the disclosed prior's Brier skill paired
     with the honest forecast's, and the prior's largest |skill| on any task."""
 
@@ -61,7 +61,7 @@ class Forecast(_Model):
     max_abs_prior_skill: float
 
 
-class EstimandAuditReport(_Model):
+class EstimandAuditReport(Model):
     namespace: str
     per_family: int
     keys: tuple[KeyRun, ...]
@@ -116,19 +116,7 @@ def summarize_estimands(
     report: dict[str, Any] = {
         "namespace": namespace,
         "per_family": per_family,
-        "keys": tuple(
-            KeyRun(
-                label=label,
-                fingerprint=fingerprint,
-                requested=per_family * len(families),
-                materialized=sum(r.key == label for r in rows),
-                failed_ids=tuple(failed.get(label, [])),
-                mean_generation_attempts=float(
-                    np.mean([float(r.attempts) for r in rows if r.key == label] or [0.0])
-                ),
-            )
-            for label, fingerprint in fingerprints.items()
-        ),
+        "keys": key_runs(rows, failed, fingerprints, per_family * len(families)),
         "families": {f: family_summary(g) for f, g in groups.items()},
         "width_sweep": {f: width_sweep(g) for f, g in groups.items()},  # type: ignore[arg-type]
         "hack_probes": {
@@ -164,66 +152,21 @@ def evaluate_estimand_checks(report: dict[str, Any]) -> list[Check]:
     """Named checks over a report under construction (a plain dict of the models),
     from its stored statistics alone, so a committed file can be re-checked."""
     alpha = report["per_check_alpha"]
-    checks = [
-        Check(
-            name=f"all tasks materialized ({run.label})",
-            test="exact",
-            passed=not run.failed_ids,
-            detail=f"{len(run.failed_ids)} of {run.requested} failed",
-            false_alarm=0.0,
-        )
-        for run in report["keys"]
-    ]
-    for family, summary in report["families"].items():
+    checks = materialized_checks(report["keys"])
+    for family, s in report["families"].items():
         for name in tested_estimands(family):
-            c = summary.coverage[name]
-            checks.append(
-                _check(
-                    f"coverage is {NOMINAL_COVERAGE} ({family} {name})",
-                    "two-sided exact binomial test",
-                    stats.coverage_test(c.covered, c.n, NOMINAL_COVERAGE, alpha),
-                )
-            )
-        checks.append(
-            _check(
-                f"honest reward in {REWARD_BAND} ({family})",
-                "interval of the mean misses the band",
-                stats.mean_in_band(
-                    summary.mean_reward, summary.sd_reward, summary.n, REWARD_BAND, alpha
-                ),
-            )
-        )
-        sweep = report["width_sweep"][family]
-        rivals = {
-            level: (m, sd)
-            for level, m, sd in zip(
-                sweep.levels, sweep.diff_mean_vs_90, sweep.diff_sd_vs_90, strict=True
-            )
-            if level != NOMINAL_COVERAGE
-        }
-        checks.append(
-            _check(
-                f"no interval level beats 0.90 ({family})",
-                "one-sided paired z-tests, Bonferroni over levels",
-                stats.no_better_than(rivals, sweep.n, alpha),
-            )
-        )
+            c = s.coverage[name]
+            checks.append(coverage_check(f"{family} {name}", c.covered, c.n, alpha))
+        checks.append(band_check(family, s.mean_reward, s.sd_reward, s.n, alpha))
+        checks.append(sweep_check(family, report["width_sweep"][family], alpha))
         for name, gap in report["hack_probes"][family].items():
-            checks.append(
-                _check(
-                    f"{name} below honest ({family})",
-                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
-                    stats.shown_below(gap.diff_mean, gap.diff_sd, gap.n, DEMONSTRATION_LEVEL),
-                )
-            )
+            checks.append(below_check(f"{name} below honest ({family})", gap))
         if family in report["forecasts"]:
             f = report["forecasts"][family]
-            gap = f.prior_minus_honest
             checks.append(
-                _check(
+                below_check(
                     f"the prior-only forecast's Brier skill below honest ({family})",
-                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
-                    stats.shown_below(gap.diff_mean, gap.diff_sd, gap.n, DEMONSTRATION_LEVEL),
+                    f.prior_minus_honest,
                 )
             )
             checks.append(
@@ -235,14 +178,5 @@ def evaluate_estimand_checks(report: dict[str, Any]) -> list[Check]:
                     false_alarm=0.0,
                 )
             )
-    total = sum(c.false_alarm for c in checks)
-    checks.append(
-        Check(
-            name=f"the audit is powered: false alarms below {FALSE_ALARM_BUDGET:.0%}",
-            test="sum of the checks' false-alarm rates (Bonferroni bound)",
-            passed=total < FALSE_ALARM_BUDGET,
-            detail=f"{total:.3%}",
-            false_alarm=0.0,
-        )
-    )
+    checks.append(powered_check(checks))
     return checks

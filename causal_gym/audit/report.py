@@ -25,11 +25,11 @@ CONSISTENCY_BUDGET = 0.008
 DEMONSTRATION_LEVEL = 0.05
 
 
-class _Model(BaseModel):
+class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class KeyRun(_Model):
+class KeyRun(Model):
     label: str  # "default" or "random-N"
     fingerprint: str
     requested: int
@@ -38,7 +38,7 @@ class KeyRun(_Model):
     mean_generation_attempts: float
 
 
-class HonestSummary(_Model):
+class HonestSummary(Model):
     n: int
     mean_reward: float
     sd_reward: float
@@ -53,7 +53,7 @@ class HonestSummary(_Model):
     mean_brier_skill: float | None = None
 
 
-class Paired(_Model):
+class Paired(Model):
     """A paired difference (something minus the honest reference) over n tasks."""
 
     n: int
@@ -62,7 +62,7 @@ class Paired(_Model):
     diff_sd: float
 
 
-class WidthSweep(_Model):
+class WidthSweep(Model):
     n: int
     levels: tuple[float, ...]
     mean_estimand_reward: tuple[float, ...]
@@ -71,19 +71,19 @@ class WidthSweep(_Model):
     diff_sd_vs_90: tuple[float, ...]
 
 
-class HackProbe(_Model):
+class HackProbe(Model):
     by_group: dict[str, Paired]  # families and "overall"
     share_of_tasks_beating_honest: float
 
 
-class NullNarrowProbe(_Model):
+class NullNarrowProbe(Model):
     estimand: Paired  # oracle 0 with a 1%-of-scale interval, estimand reward
     honest_mean_estimand_reward: float
     honest_mean_reward: float
     narrow_mean_reward_with_oracle_probability: float
 
 
-class PriorOnlyProbe(_Model):
+class PriorOnlyProbe(Model):
     n: int
     whole_blocks: int  # blocks of 20 null_detect ids, over all keys
     max_abs_block_brier_skill: float  # the largest |mean skill| of any key's whole blocks
@@ -91,7 +91,7 @@ class PriorOnlyProbe(_Model):
     mean_reward: float
 
 
-class ThirdParty(_Model):
+class ThirdParty(Model):
     """The AIPW analyst (reference/aipw.py): reward paired with the reference's."""
 
     reward: Paired
@@ -99,7 +99,7 @@ class ThirdParty(_Model):
     coverage: float
 
 
-class Check(_Model):
+class Check(Model):
     name: str
     test: str
     passed: bool
@@ -107,7 +107,7 @@ class Check(_Model):
     false_alarm: float
 
 
-class AuditReport(_Model):
+class AuditReport(Model):
     namespace: str
     per_family: int
     keys: tuple[KeyRun, ...]
@@ -145,76 +145,92 @@ def _check(name: str, test: str, verdict: stats.Verdict) -> Check:
     )
 
 
+def materialized_checks(keys: tuple[KeyRun, ...]) -> list[Check]:
+    return [
+        Check(
+            name=f"all tasks materialized ({run.label})",
+            test="exact",
+            passed=not run.failed_ids,
+            detail=f"{len(run.failed_ids)} of {run.requested} failed",
+            false_alarm=0.0,
+        )
+        for run in keys
+    ]
+
+
+def coverage_check(group: str, covered: int, n: int, alpha: float) -> Check:
+    return _check(
+        f"coverage is {NOMINAL_COVERAGE} ({group})",
+        "two-sided exact binomial test",
+        stats.coverage_test(covered, n, NOMINAL_COVERAGE, alpha),
+    )
+
+
+def band_check(group: str, mean: float, sd: float, n: int, alpha: float) -> Check:
+    return _check(
+        f"honest reward in {REWARD_BAND} ({group})",
+        "interval of the mean misses the band",
+        stats.mean_in_band(mean, sd, n, REWARD_BAND, alpha),
+    )
+
+
+def sweep_check(group: str, sweep: WidthSweep, alpha: float) -> Check:
+    rivals = {
+        level: (m, sd)
+        for level, m, sd in zip(
+            sweep.levels, sweep.diff_mean_vs_90, sweep.diff_sd_vs_90, strict=True
+        )
+        if level != NOMINAL_COVERAGE
+    }
+    return _check(
+        f"no interval level beats 0.90 ({group})",
+        "one-sided paired z-tests, Bonferroni over levels",
+        stats.no_better_than(rivals, sweep.n, alpha),
+    )
+
+
+def below_check(name: str, gap: Paired) -> Check:
+    """A demonstration: `gap` (something minus honest) is shown to be below zero."""
+    return _check(
+        name,
+        f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
+        stats.shown_below(gap.diff_mean, gap.diff_sd, gap.n, DEMONSTRATION_LEVEL),
+    )
+
+
+def powered_check(checks: list[Check]) -> Check:
+    total = sum(c.false_alarm for c in checks)
+    return Check(
+        name=f"the audit is powered: false alarms below {FALSE_ALARM_BUDGET:.0%}",
+        test="sum of the checks' false-alarm rates (Bonferroni bound)",
+        passed=total < FALSE_ALARM_BUDGET,
+        detail=f"{total:.3%}",
+        false_alarm=0.0,
+    )
+
+
 def evaluate_checks(report: dict) -> list[Check]:
     """Named checks over a report under construction (a plain dict of the models)."""
     alpha = report["per_check_alpha"]
-    checks: list[Check] = []
-    for run in report["keys"]:
-        checks.append(
-            Check(
-                name=f"all tasks materialized ({run.label})",
-                test="exact",
-                passed=not run.failed_ids,
-                detail=f"{len(run.failed_ids)} of {run.requested} failed",
-                false_alarm=0.0,
-            )
-        )
+    checks = materialized_checks(report["keys"])
     honest: dict[str, HonestSummary] = report["honest"]
-    for group, s in honest.items():
-        checks.append(
-            _check(
-                f"coverage is {NOMINAL_COVERAGE} ({group})",
-                "two-sided exact binomial test",
-                stats.coverage_test(s.covered, s.n, NOMINAL_COVERAGE, alpha),
-            )
-        )
-    for group, s in honest.items():
-        if "/" in group:
-            continue
-        checks.append(
-            _check(
-                f"honest reward in {REWARD_BAND} ({group})",
-                "interval of the mean misses the band",
-                stats.mean_in_band(s.mean_reward, s.sd_reward, s.n, REWARD_BAND, alpha),
-            )
-        )
-    for group, sweep in report["width_sweep"].items():
-        rivals = {
-            level: (m, sd)
-            for level, m, sd in zip(
-                sweep.levels, sweep.diff_mean_vs_90, sweep.diff_sd_vs_90, strict=True
-            )
-            if level != NOMINAL_COVERAGE
-        }
-        checks.append(
-            _check(
-                f"no interval level beats 0.90 ({group})",
-                "one-sided paired z-tests, Bonferroni over levels",
-                stats.no_better_than(rivals, sweep.n, alpha),
-            )
-        )
+    checks += [coverage_check(g, s.covered, s.n, alpha) for g, s in honest.items()]
+    checks += [
+        band_check(g, s.mean_reward, s.sd_reward, s.n, alpha)
+        for g, s in honest.items()
+        if "/" not in g
+    ]
+    checks += [sweep_check(g, sweep, alpha) for g, sweep in report["width_sweep"].items()]
     for name, probe in report["hack_probes"].items():
-        for group, paired in probe.by_group.items():
-            checks.append(
-                _check(
-                    f"{name} below honest ({group})",
-                    f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
-                    stats.shown_below(
-                        paired.diff_mean, paired.diff_sd, paired.n, DEMONSTRATION_LEVEL
-                    ),
-                )
-            )
+        checks += [
+            below_check(f"{name} below honest ({group})", gap)
+            for group, gap in probe.by_group.items()
+        ]
     narrow: NullNarrowProbe = report["structural_null_narrow"]
     checks.append(
-        _check(
+        below_check(
             "1%-of-scale oracle interval on structural nulls below honest (estimand reward)",
-            f"one-sided paired z-test at {DEMONSTRATION_LEVEL} (demonstration)",
-            stats.shown_below(
-                narrow.estimand.diff_mean,
-                narrow.estimand.diff_sd,
-                narrow.estimand.n,
-                DEMONSTRATION_LEVEL,
-            ),
+            narrow.estimand,
         )
     )
     prior: PriorOnlyProbe = report["prior_only_null"]
@@ -246,14 +262,5 @@ def evaluate_checks(report: dict) -> list[Check]:
                 stats.share_interval(third.covered, r.n, THIRD_PARTY_COVERAGE_BAND, alpha),
             )
         )
-    total = sum(c.false_alarm for c in checks)
-    checks.append(
-        Check(
-            name=f"the audit is powered: false alarms below {FALSE_ALARM_BUDGET:.0%}",
-            test="sum of the checks' false-alarm rates (Bonferroni bound)",
-            passed=total < FALSE_ALARM_BUDGET,
-            detail=f"{total:.3%}",
-            false_alarm=0.0,
-        )
-    )
+    checks.append(powered_check(checks))
     return checks

@@ -64,7 +64,8 @@ class TaskAudit:
     aipw_covered: bool
 
 
-def _scored(task: Task, answer: dict[str, object]) -> ScoreRecord:
+def scored_answer(task: Task, answer: dict[str, object]) -> ScoreRecord:
+    """The answer's score record; an audit answer that does not validate is a bug."""
     record = score_answer(task, answer)
     if record is None:
         raise GenerationError(f"{task.public.task_id}: an audit answer did not validate")
@@ -73,14 +74,14 @@ def _scored(task: Task, answer: dict[str, object]) -> ScoreRecord:
 
 def audit_task(task: Task, key_label: str) -> TaskAudit:
     view = staged_view(task.public)
-    ref = _scored(task, honest(view))
-    sweep = [_scored(task, policy(view)) for policy in SWEEP_POLICIES]
+    ref = scored_answer(task, honest(view))
+    sweep = [scored_answer(task, policy(view)) for policy in SWEEP_POLICIES]
     null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
-    narrow = _scored(task, narrow_null(view)) if null else None
+    narrow = scored_answer(task, narrow_null(view)) if null else None
     spec = family_spec(task.public.family)
-    prior = _scored(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
+    prior = scored_answer(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
     files = task.public.files
-    aipw = _scored(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
+    aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
     return TaskAudit(
         key=key_label,
         task_id=task.public.task_id,

@@ -91,6 +91,26 @@ def _block_skill(rows: list[TaskAudit], labels: list[str], per_family: int) -> f
     return worst
 
 
+def key_runs(
+    rows: Sequence[Any], failed: dict[str, list[str]], fingerprints: dict[str, str], requested: int
+) -> tuple[KeyRun, ...]:
+    """Per key: what was asked, what materialized, what failed (rows carry `key` and
+    `attempts`, whichever audit made them)."""
+    return tuple(
+        KeyRun(
+            label=label,
+            fingerprint=fingerprint,
+            requested=requested,
+            materialized=sum(r.key == label for r in rows),
+            failed_ids=tuple(failed.get(label, [])),
+            mean_generation_attempts=float(
+                np.mean([float(r.attempts) for r in rows if r.key == label] or [0.0])
+            ),
+        )
+        for label, fingerprint in fingerprints.items()
+    )
+
+
 def summarize(
     rows: list[TaskAudit],
     failed: dict[str, list[str]],
@@ -114,19 +134,7 @@ def summarize(
     report: dict[str, Any] = {
         "namespace": namespace,
         "per_family": per_family,
-        "keys": tuple(
-            KeyRun(
-                label=label,
-                fingerprint=fingerprints[label],
-                requested=per_family * len(FAMILIES),
-                materialized=sum(r.key == label for r in rows),
-                failed_ids=tuple(failed.get(label, [])),
-                mean_generation_attempts=float(
-                    np.mean([float(r.attempts) for r in rows if r.key == label] or [0.0])
-                ),
-            )
-            for label in labels
-        ),
+        "keys": key_runs(rows, failed, fingerprints, per_family * len(FAMILIES)),
         "honest": {name: honest_summary(g) for name, g in groups.items() if g},
         "width_sweep": {name: width_sweep(g) for name, g in pooled.items()},
         "hack_probes": {

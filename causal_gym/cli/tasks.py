@@ -43,12 +43,11 @@ def write_staged(task: PublicTask, out: Path) -> None:
 @app.command()
 def materialize(
     task_id: TaskIdArgument,
-    out: Annotated[
-        Path, typer.Option("--out", help="Directory that receives data.csv and README.md.")
-    ],
+    out: Annotated[Path, typer.Option("--out", help="Directory that receives the staged files.")],
     key_file: KeyFileOption = None,
 ) -> None:
-    """Write a task's data.csv and README.md, print its public metadata."""
+    """Write a task's staged files (data.csv, README.md; trial.csv for obs_vs_rct), print its
+    public metadata."""
     task = build(task_id, key_file)
     try:
         write_staged(task.public, out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -33,6 +33,12 @@ def _within_range(value: float) -> float:
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_within_range)]
 
 
+def _ordered(model: AteSubmission | Interval) -> Any:
+    if model.ci_lower > model.ci_upper:
+        raise ValueError(f"ci_lower ({model.ci_lower!r}) must be <= ci_upper ({model.ci_upper!r})")
+    return model
+
+
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
@@ -49,11 +55,7 @@ class AteSubmission(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_ordered(self) -> AteSubmission:
-        if self.ci_lower > self.ci_upper:
-            raise ValueError(
-                f"ci_lower ({self.ci_lower!r}) must be <= ci_upper ({self.ci_upper!r})"
-            )
-        return self
+        return _ordered(self)
 
 
 class Interval(BaseModel):
@@ -68,11 +70,7 @@ class Interval(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_ordered(self) -> Interval:
-        if self.ci_lower > self.ci_upper:
-            raise ValueError(
-                f"ci_lower ({self.ci_lower!r}) must be <= ci_upper ({self.ci_upper!r})"
-            )
-        return self
+        return _ordered(self)
 
     def triple(self) -> tuple[float, float, float]:
         return self.estimate, self.ci_lower, self.ci_upper

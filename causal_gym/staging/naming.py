@@ -162,16 +162,7 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
             for c in theme.categorical
             if len(c["levels"]) >= len(node.level_probs) and c["name"] not in taken
         )
-        entry = _take(fits, 1, rng)[0]
-        chosen = _take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
-        columns[node.id] = ColumnSpec(
-            node.id,
-            entry["name"],
-            Timing.PRE,
-            Kind.CATEGORICAL,
-            entry["description"],
-            levels=tuple(c["level"] for c in chosen),
-        )
+        columns[node.id] = _categorical(node, _take(fits, 1, rng)[0], rng)
     missing = {n.id for n in observed} - set(columns)
     if missing:
         raise ValueError(f"no name assigned to nodes {sorted(missing)}")
@@ -181,7 +172,11 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
 def _modifier(node: Node, theme: Theme, taken: set[str], rng: np.random.Generator) -> ColumnSpec:
     """cate's declared modifier, from the theme's five-level pool."""
     fits = tuple(c for c in theme.modifier if c["name"] not in taken)
-    entry = _take(fits, 1, rng)[0]
+    return _categorical(node, _take(fits, 1, rng)[0], rng)
+
+
+def _categorical(node: Node, entry: dict, rng: np.random.Generator) -> ColumnSpec:
+    """A categorical column named by `entry`, with as many of its levels as the node has."""
     chosen = _take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
     return ColumnSpec(
         node.id,

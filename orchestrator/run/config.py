@@ -22,7 +22,7 @@ from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.errors import OrchestratorError
 from orchestrator.sandbox.base import SandboxLimits
 
-SPLITS = ("eval-v1", "train")
+SPLITS = ("eval-v1", "eval-v2", "train")
 #: The custom resource only the head node has; head actors require a sliver of it.
 HEAD_RESOURCE = "causal_gym_head"
 #: Fields that change how a run is executed, not what it produces.

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from causal_gym.rng_keys.keys import DerivationKey
+from causal_gym.task_id import FAMILIES
 from orchestrator.run.cluster import connect, disconnect
 from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
@@ -35,16 +36,21 @@ from orchestrator.run.results import (
 
 
 def sample_label(config: RunConfig, count: int) -> str:
-    families = (
-        "" if len(config.families) == 3 else f" ({', '.join(f.value for f in config.families)})"
-    )
-    if config.split == "train":
+    """What a run covered, for tables: the split, and how much of it (families are
+    named when they are not all of the split's)."""
+    from causal_gym.splits.manifest import split_counts
+
+    split = config.split
+    whole = FAMILIES if split == "train" else tuple(f.value for f in split_counts(split))
+    chosen = tuple(f.value for f in config.families)
+    families = "" if chosen == whole else f" ({', '.join(chosen)})"
+    if split == "train":
         return f"train, {count} fresh ids from index {config.start}{families}"
     if config.per_family is not None:
-        return f"eval-v1, {config.per_family} per family from position {config.start}{families}"
-    if count == 500 and config.start == 0 and not families:
-        return "eval-v1"
-    return f"eval-v1, {count} tasks from position {config.start}{families}"
+        return f"{split}, {config.per_family} per family from position {config.start}{families}"
+    if count == sum(split_counts(split).values()) and config.start == 0 and not families:
+        return split
+    return f"{split}, {count} tasks from position {config.start}{families}"
 
 
 def reap_leftovers() -> None:

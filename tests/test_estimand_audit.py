@@ -1,0 +1,145 @@
+"""The multi-estimand families' audit: the committed report passes its checks when
+they are recomputed from the file, each check flips when its numbers are bad, and a
+live run through the CLI reports and exits by its checks."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym.audit.estimand_report import EstimandAuditReport, evaluate_estimand_checks
+from causal_gym.audit.report import FALSE_ALARM_BUDGET
+from tests.support.cli import causal_gym_cli
+
+COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_v2.json")))
+FAMILIES = ("cate", "mediation", "obs_vs_rct")
+
+
+def committed() -> EstimandAuditReport:
+    return EstimandAuditReport.model_validate_json(COMMITTED.read_text())
+
+
+def parts(report: EstimandAuditReport) -> dict[str, Any]:
+    skip = {"checks", "total_false_alarm"}
+    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
+
+
+def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
+    return {c.name: c.passed for c in evaluate_estimand_checks(report_parts)}
+
+
+def test_committed_report_passes_its_checks_when_recomputed() -> None:
+    report = committed()
+    labels = [k.label for k in report.keys]
+    assert labels[0] == "default" and len(labels) >= 3 and report.namespace == "train"
+    assert report.per_family >= 400 and tuple(report.families) == FAMILIES
+    assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
+    recomputed = evaluate_estimand_checks(parts(report))
+    assert [c.model_dump() for c in recomputed] == [c.model_dump() for c in report.checks]
+    failing = [c.name for c in recomputed if not c.passed]
+    assert not failing, failing
+    assert report.total_false_alarm < FALSE_ALARM_BUDGET
+    # every estimand's coverage is tested, and every family's own probes were run
+    assert set(report.families["mediation"].coverage) >= {"direct", "indirect", "total"}
+    assert "first_level" in report.families["cate"].coverage
+    assert set(report.hack_probes["obs_vs_rct"]) >= {"observational_only", "trial_only"}
+    assert set(report.forecasts) == {"obs_vs_rct"}
+    for suffix in ("width_sweep", "coverage", "rewards"):
+        png = COMMITTED.with_name(f"audit_report_v2_{suffix}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _family(p: dict[str, Any], family: str, **changes: Any) -> dict[str, Any]:
+    summary = p["families"][family].model_copy(update=changes)
+    return {**p, "families": {**p["families"], family: summary}}
+
+
+def _coverage(p: dict[str, Any], family: str, name: str) -> dict[str, Any]:
+    c = p["families"][family].coverage[name]
+    low = c.model_copy(update={"covered": c.n * 8 // 10, "coverage": 0.8})
+    return _family(p, family, coverage={**p["families"][family].coverage, name: low})
+
+
+def _probe(p: dict[str, Any], family: str, probe: str) -> dict[str, Any]:
+    gap = p["hack_probes"][family][probe].model_copy(update={"diff_mean": 0.05})
+    probes = {**p["hack_probes"][family], probe: gap}
+    return {**p, "hack_probes": {**p["hack_probes"], family: probes}}
+
+
+def _sweep(p: dict[str, Any], family: str) -> dict[str, Any]:
+    sweep = p["width_sweep"][family]
+    diffs = list(sweep.diff_mean_vs_90)
+    diffs[sweep.levels.index(0.95)] = 0.05
+    changed = sweep.model_copy(update={"diff_mean_vs_90": tuple(diffs)})
+    return {**p, "width_sweep": {**p["width_sweep"], family: changed}}
+
+
+def _forecast(p: dict[str, Any]) -> dict[str, Any]:
+    f = p["forecasts"]["obs_vs_rct"]
+    gap = f.prior_minus_honest.model_copy(update={"diff_mean": 0.02})
+    return {**p, "forecasts": {"obs_vs_rct": f.model_copy(update={"prior_minus_honest": gap})}}
+
+
+PERTURBATIONS = [
+    (lambda p: _coverage(p, "mediation", "indirect"), "coverage is 0.9 (mediation indirect)"),
+    (lambda p: _coverage(p, "cate", "first_level"), "coverage is 0.9 (cate first_level)"),
+    (
+        lambda p: _family(p, "obs_vs_rct", mean_reward=0.97, sd_reward=0.05),
+        "honest reward in (0.75, 0.9) (obs_vs_rct)",
+    ),
+    (lambda p: _sweep(p, "cate"), "no interval level beats 0.90 (cate)"),
+    (
+        lambda p: _probe(p, "mediation", "mediator_as_confounder"),
+        "mediator_as_confounder below honest (mediation)",
+    ),
+    (
+        lambda p: _probe(p, "cate", "pooled_for_every_level"),
+        "pooled_for_every_level below honest (cate)",
+    ),
+    (_forecast, "the prior-only forecast's Brier skill below honest (obs_vs_rct)"),
+]
+
+
+@pytest.mark.parametrize(("perturb", "check"), PERTURBATIONS)
+def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> None:
+    good = parts(committed())
+    assert verdicts(good)[check] is True
+    bad = verdicts(perturb(good))
+    assert bad[check] is False
+    flipped = {name for name, ok in bad.items() if not ok}
+    powered = next(name for name in bad if name.startswith("the audit is powered"))
+    assert flipped <= {check, powered}
+
+
+@pytest.mark.slow
+def test_live_estimand_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> None:
+    """The smallest run the CLI takes (20 per family, one key): every family and
+    estimand reported, honest width = r, plots, exit code and FAIL lines that
+    follow the recomputed checks (a run this small is underpowered, and says so)."""
+    out = tmp_path / "audit.json"
+    proc = causal_gym_cli(
+        "audit", "--families", "eval-v2", "--per-family", "20", "--keys", "1",
+        "--workers", "2", "--out", str(out),
+    )  # fmt: skip
+    live = EstimandAuditReport.model_validate_json(out.read_text())
+    assert tuple(live.families) == FAMILIES and live.keys[0].materialized == 60
+    assert all(abs(s.mean_width_ratio - 1.0) < 1e-9 for s in live.families.values())
+    recomputed = evaluate_estimand_checks(parts(live))
+    assert [c.passed for c in recomputed] == [c.passed for c in live.checks]
+    assert proc.returncode == (0 if all(c.passed for c in recomputed) else 1)
+    for c in recomputed:
+        assert (f"FAIL {c.name}" in proc.stderr) == (not c.passed), c.name
+    for suffix in ("width_sweep", "coverage", "rewards"):
+        assert (tmp_path / f"audit_{suffix}.png").stat().st_size > 1000
+
+
+def test_bad_estimand_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    out = str(tmp_path / "a.json")
+    unknown = causal_gym_cli("audit", "--families", "eval-v3", "--out", out)
+    assert unknown.returncode == 2 and "accepted are eval-v1, eval-v2" in unknown.stderr
+    mixed = causal_gym_cli("audit", "--families", "eval-v1", "--namespace", "eval-v2", "--out", out)
+    assert mixed.returncode == 2 and "use --families eval-v2" in mixed.stderr
+    assert not (tmp_path / "a.json").exists()
