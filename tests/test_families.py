@@ -10,6 +10,7 @@ count.
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 from typing import get_args
 
 import numpy as np
@@ -54,8 +55,12 @@ def test_declarations_agree(spec: base.FamilySpec) -> None:
     assert set(spec.placeholder_answer()) == set(schema["properties"])  # type: ignore[arg-type]
     # Records and streams carry each component under its own name.
     assert set(spec.components) <= set(ScoredEpisode.model_fields)
+    # Its reference kit exists, and the kit's dispatch agrees with the declaration.
+    folder = Path(analyst.__file__).parent
+    assert all((folder / name).is_file() for name in spec.reference_kit)
+    assert spec.multi_estimand == (spec.name.value in analyst.MULTI_ESTIMAND_FAMILIES)
     # Hack probes the family names exist in the sandbox kit.
-    kit = estimand_probes.FAMILY_PROBES if spec.eval_split == "eval-v2" else vars(probes)
+    kit = estimand_probes.FAMILY_PROBES if spec.multi_estimand else vars(probes)
     assert all(callable(kit.get(name)) for name in spec.extra_probes)
     # The maxima never contradict the minima.
     assert all(spec.min_role_counts.get(k, 0) <= v for k, v in spec.max_role_counts.items())

@@ -375,3 +375,28 @@ def test_the_async_api_round_trips(cluster: RayCluster, streams: list[str]) -> N
 
     rewards = asyncio.run(trainer_step())
     assert len(rewards) == 3 and all(-50 < r <= 1.0 for r in rewards)
+
+
+def test_a_stream_serves_the_multi_estimand_families(cluster: RayCluster) -> None:
+    """Pulled tasks carry their estimand names (cate's levels) and every staged file;
+    the reference answer scores through the stream, and a level the task does not
+    have is refused by name instead of scored."""
+    from causal_gym.reference.analyst import files_answer
+
+    started = cli(cluster, "start", "gamma", "--families", "cate,mediation,obs_vs_rct",
+                  "--concurrency", "1", "--episodes-per-actor", "1")  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    try:
+        client = client_for(cluster, "gamma")
+        tasks = client.pull_tasks(3)
+        assert [t.family.value for t in tasks] == ["cate", "mediation", "obs_vs_rct"]
+        assert "trial.csv" in tasks[2].files and len(tasks[0].estimands) >= 3
+        for task in tasks:
+            scored = client.score(task.handle, files_answer(dict(task.files)))
+            assert scored.valid and scored.reward > 0.0, scored
+        cate = client.pull_tasks(1)[0]
+        interval = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+        wrong = client.score(cate.handle, {"effects": {"no-such-level": interval}})
+        assert not wrong.valid and any("unknown levels" in e for e in wrong.errors)
+    finally:
+        cli(cluster, "stop", "gamma")

@@ -75,6 +75,14 @@ class FamilySpec(ABC):
     declared_mediator: ClassVar[bool] = False
     #: Staged rows are the tier's draw times this factor (per-level estimands need more).
     rows_factor: ClassVar[float] = 1.0
+    #: The sandbox-kit files (causal_gym/reference/) its reference analysis runs from:
+    #: analyst.py alone for one ATE from data.csv; estimands.py beside it for several
+    #: estimands or several files (then its probes are in estimand_probes.py).
+    reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py",)
+
+    @property
+    def multi_estimand(self) -> bool:
+        return "estimands.py" in self.reference_kit
 
     def readme_lines(self) -> list[str]:
         """The family's paragraph of the README's answer section, after the shared

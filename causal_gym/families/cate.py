@@ -49,6 +49,7 @@ class CateFamily(FamilySpec):
     per_level_estimands = True
     eval_count = 150
     eval_split = "eval-v2"
+    reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("pooled_for_every_level", "per_level_difference_in_means")
     modifier_levels = (3, 5)
     rows_factor = 3.0

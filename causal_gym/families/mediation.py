@@ -61,6 +61,7 @@ class MediationFamily(FamilySpec):
     estimands = ("direct", "indirect", "total")
     eval_count = 150
     eval_split = "eval-v2"
+    reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("total_as_direct", "mediator_as_confounder")
     declared_mediator = True
     min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}

@@ -60,6 +60,7 @@ class ObsVsRctFamily(FamilySpec):
     components = ("brier_skill",)
     eval_count = 150
     eval_split = "eval-v2"
+    reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("observational_only", "trial_only", "always_biased")
     rows_factor = 3.0  # the extract is the large file; the trial is a share of it
 

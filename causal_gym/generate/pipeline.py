@@ -201,10 +201,10 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
 
     naming = place_columns(naming, sample)
     messy = make_messy(scm, sample, mess_plan, OUTCOME_ID, streams.messiness)
-    if shape.eval_split == "eval-v1":
-        staged = _stage_single(scm, naming, messy, plan, streams, certificate.ate)
-    else:
+    if shape.multi_estimand:
         staged = _stage_multi(scm, naming, messy, plan, streams)
+    else:
+        staged = _stage_single(scm, naming, messy, plan, streams, certificate.ate)
     if isinstance(staged, Rejection):
         return Rejection(attempt, staged.reasons)
 

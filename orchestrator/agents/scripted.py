@@ -76,16 +76,11 @@ class ScriptedAnalysisPolicy(Policy):
         return AgentTurn(text="The analysis produced no answer; giving up.")
 
 
-#: Families whose reference and probes need estimands.py (and estimand_probes.py).
-MULTI_ESTIMAND = ("cate", "mediation", "obs_vs_rct")
-
-
 class ReferencePolicy(ScriptedAnalysisPolicy):
     name = "reference"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        if task.family.value in MULTI_ESTIMAND:
-            self.files = ("analyst.py", "estimands.py")
+        self.files = family_spec(task.family).reference_kit
 
 
 class ProbePolicy(ScriptedAnalysisPolicy):
@@ -100,8 +95,8 @@ class ProbePolicy(ScriptedAnalysisPolicy):
         self.command = f"python probes.py /workspace --probe {probe}"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        if task.family.value in MULTI_ESTIMAND:
-            self.files = ("analyst.py", "estimands.py", "estimand_probes.py")
+        if family_spec(task.family).multi_estimand:
+            self.files = (*family_spec(task.family).reference_kit, "estimand_probes.py")
             self.command = f"python estimand_probes.py /workspace --probe {self.name}"
 
 
