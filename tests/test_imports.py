@@ -26,6 +26,14 @@ def test_cli_modules_and_package_roots_load_nothing_heavy() -> None:
     assert loaded_after("import causal_gym.rng_keys, orchestrator.agents") == []
 
 
+def test_the_family_registry_and_the_wire_load_no_numeric_library() -> None:
+    """Workers import the registry (a family's submission model is their submit tool):
+    every family module keeps numpy, pandas and networkx inside the methods that need
+    them."""
+    loaded = loaded_after("import causal_gym.families.registry, causal_gym.wire")
+    assert not set(loaded) & {"numpy", "pandas", "scipy", "statsmodels", "networkx"}, loaded
+
+
 def test_public_names_still_resolve_on_first_use() -> None:
     assert loaded_after("from causal_gym import generate_task") != []
     assert "numpy" not in loaded_after("from causal_gym import DerivationKey, resolve_key")

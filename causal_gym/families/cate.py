@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.families.base import FamilySpec, Triple
@@ -82,9 +81,13 @@ class CateFamily(FamilySpec):
         return dict(zip(levels, scm.level_effects(), strict=True))
 
     def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
+        import numpy as np
+
+        from causal_gym.scm.model import TREATMENT_ID
+
         assert scm.modifier is not None
         codes = sample.columns[scm.modifier]
-        treated = sample.columns["T"] == 1
+        treated = sample.columns[TREATMENT_ID] == 1
         for level in range(len(scm.interaction)):
             here = codes == level
             if min(int(np.sum(here & treated)), int(np.sum(here & ~treated))) < MIN_LEVEL_ARM_ROWS:

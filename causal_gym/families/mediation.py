@@ -14,7 +14,6 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from causal_gym.families.base import FamilySpec, Triple
@@ -106,8 +105,11 @@ class MediationFamily(FamilySpec):
         ]
 
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
-        alpha = next(e for e in scm.in_edges(MEDIATOR_ID) if e.parent == "T").weights[0]
-        delta = next((e.weights[0] for e in scm.in_edges("Y") if e.parent == MEDIATOR_ID), 0.0)
+        from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID
+
+        alpha = next(e for e in scm.in_edges(MEDIATOR_ID) if e.parent == TREATMENT_ID).weights[0]
+        into_y = scm.in_edges(OUTCOME_ID)
+        delta = next((e.weights[0] for e in into_y if e.parent == MEDIATOR_ID), 0.0)
         total = scm.total_effect()
         return {"direct": total - alpha * delta, "indirect": alpha * delta, "total": total}
 
@@ -115,12 +117,15 @@ class MediationFamily(FamilySpec):
         """Sequential ignorability on the hidden graph: given the treatment and the
         declared pre-treatment columns, nothing else links the mediator and the outcome
         (latent variables included)."""
-        from causal_gym.scm.identification import satisfies_backdoor
+        import networkx as nx
 
-        declared = {*scm.pre_treatment_ids, "T"}
-        if not satisfies_backdoor(scm.graph, MEDIATOR_ID, "Y", declared):
+        from causal_gym.scm.identification import satisfies_backdoor
+        from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID
+
+        declared = {*scm.pre_treatment_ids, TREATMENT_ID}
+        if not satisfies_backdoor(scm.graph, MEDIATOR_ID, OUTCOME_ID, declared):
             return ["mediator-outcome relation is confounded beyond the declared columns"]
-        if nx.has_path(scm.graph, "Y", MEDIATOR_ID):
+        if nx.has_path(scm.graph, OUTCOME_ID, MEDIATOR_ID):
             return ["the mediator is caused by the outcome"]
         return []
 
