@@ -83,6 +83,7 @@ def test_the_score_record_carries_every_loss_component() -> None:
         "abs_error": 0.0,
         "narrow_penalty": pytest.approx(1.0, abs=EXACT),
         "loss": pytest.approx(1.5, abs=EXACT),
+        "coverage": 1.0,
     }
 
 

@@ -53,6 +53,9 @@ class ScoreRecord(Sealed):
     abs_error: float
     narrow_penalty: float
     loss: float
+    #: The share of the task's intervals that cover their truth (`covered` is all of
+    #: them): what coverage tables average, so a cate task's levels count one by one.
+    coverage: float
     #: The family's named components (validity, Brier skill), in its declared order.
     components: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     #: Each estimand's own score (one entry, "ate", for the seed's families).
@@ -125,6 +128,7 @@ def score_submission(truth: HiddenTruth, submission: BaseModel) -> ScoreRecord:
         clipped_reward=max(-1.0, total),
         estimand_reward=estimand_reward,
         covered=all(p.covered for p in parts.values()),
+        coverage=sum(p.covered for p in parts.values()) / len(parts),
         width_ratio=mean("width_ratio"),
         interval_loss=mean("interval_loss"),
         abs_error=mean("abs_error"),

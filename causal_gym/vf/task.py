@@ -129,6 +129,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
             "clipped_reward",
             "estimand_reward",
             "covered",
+            "coverage",
             "width_ratio",
             *ALL_COMPONENTS,
         ):

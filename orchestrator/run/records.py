@@ -61,6 +61,9 @@ class ScoredEpisode(Sealed, _Record):
     clipped_reward: float
     estimand_reward: float | None = None
     covered: bool | None = None
+    #: Share of the task's intervals that cover (several for the multi-estimand
+    #: families; absent in records written before it existed).
+    coverage: float | None = None
     width_ratio: float | None = None
     validity: float | None = None
     brier_skill: float | None = None

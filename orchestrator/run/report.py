@@ -28,7 +28,7 @@ def _group(records: list[ScoredEpisode], key: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in sorted({getattr(r, key) for r in records}):
         group = [r for r in records if getattr(r, key) == name]
-        covered = [bool(r.covered) for r in group if r.covered is not None]
+        covered = [_coverage(r) for r in group if r.covered is not None]
         out[name] = {
             "n": len(group),
             "mean_reward": _mean([r.reward for r in group]),
@@ -59,7 +59,7 @@ def summarize(records: list[ScoredEpisode], meta: dict[str, Any]) -> dict[str, A
     for r in records:
         if r.failure_class is not None:
             classes[r.failure_class.value] = classes.get(r.failure_class.value, 0) + 1
-    covered = [float(bool(r.covered)) for r in final if r.covered is not None]
+    covered = [_coverage(r) for r in final if r.covered is not None]
     return {
         **meta,
         "episodes": len(final),
@@ -82,6 +82,11 @@ def summarize(records: list[ScoredEpisode], meta: dict[str, Any]) -> dict[str, A
             "completion": sum(r.usage.completion_tokens for r in records),
         },
     }
+
+
+def _coverage(record: ScoredEpisode) -> float:
+    """The record's share of covering intervals (older records: its `covered` flag)."""
+    return record.coverage if record.coverage is not None else float(bool(record.covered))
 
 
 def _cell(value: float | None) -> str:
@@ -204,9 +209,7 @@ def write_plots(records: list[ScoredEpisode], out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     coverage = []
     for family in families:
-        flags = [
-            float(bool(r.covered)) for r in final if r.family == family and r.covered is not None
-        ]
+        flags = [_coverage(r) for r in final if r.family == family and r.covered is not None]
         coverage.append(float(np.mean(flags)) if flags else 0.0)
     ax.bar(families, coverage, color="#4c72b0")
     ax.axhline(0.90, color="green", linestyle="--", label="nominal 90%")

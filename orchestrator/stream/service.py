@@ -64,7 +64,7 @@ class Outstanding:
 
 
 def _components(score: EpisodeScore) -> dict[str, float | bool | None]:
-    keep = ("estimand_reward", "covered", "width_ratio", *ALL_COMPONENTS)
+    keep = ("estimand_reward", "covered", "coverage", "width_ratio", *ALL_COMPONENTS)
     fields = score.fields()
     return {name: fields.get(name) for name in keep}
 

@@ -30,6 +30,7 @@ class StreamScore(_Public):
     clipped_reward: float
     estimand_reward: float | None = None
     covered: bool | None = None
+    coverage: float | None = None  # share of the task's intervals that cover
     width_ratio: float | None = None
     validity: float | None = None
     brier_skill: float | None = None
