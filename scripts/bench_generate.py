@@ -22,7 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from causal_gym import generate_task, resolve_key
-from causal_gym.task_id import FAMILIES
+from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, FAMILIES
 
 
 def bare_baseline(n_rows: int, n_columns: int, seed: int) -> bytes:
@@ -42,15 +42,18 @@ def bare_own_writer(n_rows: int, n_columns: int, seed: int) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=300)
-    parser.add_argument("--namespace", default="train", choices=("train", "eval-v1"))
+    parser.add_argument("--namespace", default="train", choices=("train", "eval-v1", "eval-v2"))
     args = parser.parse_args()
     key = resolve_key(environ={})
-    generate_task(f"{args.namespace}:ate:0", key)  # warm imports outside the clock
+    families = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}.get(
+        args.namespace, FAMILIES
+    )
+    generate_task(f"{args.namespace}:{families[0]}:0", key)  # warm imports outside the clock
 
     console = Console(width=120)
     rows = []
     with Progress(console=console) as progress:
-        for family in FAMILIES:
+        for family in families:
             job = progress.add_task(f"{family}", total=args.per_family)
             full_s = base_s = own_s = 0.0
             attempts = []
