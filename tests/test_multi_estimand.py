@@ -150,3 +150,24 @@ def test_a_multi_estimand_score_is_the_mean_of_its_estimands() -> None:
     assert worse is not None and not worse.covered
     assert worse.estimands["direct"].reward == record.estimands["direct"].reward
     assert worse.estimands["indirect"].reward < record.estimands["indirect"].reward - 1
+
+
+def test_obs_vs_rct_rejections_do_not_tell_the_class(default_key) -> None:
+    """Rejection reasons can reach error messages, so an extract that breaks its
+    class's confounding promise, whichever the class, fails in the same words: each
+    class's hidden SCM certified against the other class's promise."""
+    from causal_gym.scm.certify import CONFOUNDING_REASON, certify
+
+    found = {}
+    for index in range(10):
+        task = cached_task(f"train:obs_vs_rct:{index}")
+        found.setdefault(task.hidden.effect_class, hidden_scm(task.public.task_id, default_key))
+    assert len(found) == 2
+    for effect, scm in found.items():
+        sample = sample_clean(scm, 2_000, np.random.default_rng(3), {})
+        args = (scm, effect, sample.propensity, sample.columns[TREATMENT_ID])
+        own = effect.value == "confounded"
+        assert CONFOUNDING_REASON not in certify(*args, confounded=own).reasons
+        assert CONFOUNDING_REASON in certify(*args, confounded=not own).reasons
+        other = [r for r in certify(*args, confounded=not own).reasons if "confound" in r]
+        assert other == [CONFOUNDING_REASON]

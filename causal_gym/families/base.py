@@ -110,6 +110,10 @@ class FamilySpec(ABC):
 
         return EffectClass.STANDARD
 
+    #: Whether the family's effect classes decide the SCM's confounding (obs_vs_rct):
+    #: the certificate then checks the class's promise, under one neutral reason.
+    confounding_classes: ClassVar[bool] = False
+
     def hidden_confounder(self, effect: EffectClass) -> bool:
         """Whether the SCM gets a confounder no declared column blocks (obs_vs_rct)."""
         return False

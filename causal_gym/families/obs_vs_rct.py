@@ -62,6 +62,7 @@ class ObsVsRctFamily(FamilySpec):
     eval_split = "eval-v2"
     reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("observational_only", "trial_only", "always_biased")
+    confounding_classes = True
     rows_factor = 3.0  # the extract is the large file; the trial is a share of it
 
     def readme_lines(self) -> list[str]:
@@ -107,11 +108,12 @@ class ObsVsRctFamily(FamilySpec):
 
     def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
         from causal_gym.generate.bias import omitted_bias_in_ses
+        from causal_gym.scm.certify import CONFOUNDING_REASON
 
         if "h0" not in scm.latent_ids:
             return []
         if omitted_bias_in_ses(scm, sample) < MIN_BIAS_IN_SES:
-            return [f"the extract's bias is under {MIN_BIAS_IN_SES} standard errors"]
+            return [CONFOUNDING_REASON]  # the same words as any other confounding failure
         return []
 
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:

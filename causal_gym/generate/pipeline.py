@@ -193,7 +193,9 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         plan.effect_class,
         sample.propensity,
         sample.columns[TREATMENT_ID],
-        confounded=shape.hidden_confounder(plan.effect_class),
+        confounded=shape.hidden_confounder(plan.effect_class)
+        if shape.confounding_classes
+        else None,
     )
     reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample))
     if reasons:

@@ -19,6 +19,8 @@ from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
 
 #: At most this share of rows may sit on the clipped edge of the propensity band.
 MAX_CLIPPED_SHARE = 0.10
+#: The one rejection reason of obs_vs_rct's confounding promise, whichever its class.
+CONFOUNDING_REASON = "the extract's confounding certificate failed"
 #: Both arms must hold at least this share of the clean sample.
 MIN_ARM_SHARE = 0.10
 
@@ -38,10 +40,12 @@ def certify(
     effect: EffectClass,
     propensity: np.ndarray,
     treatment: np.ndarray,
-    confounded: bool = False,
+    confounded: bool | None = None,
 ) -> Certificate:
-    """`confounded` (obs_vs_rct's confounded class) turns the backdoor promise around:
-    the declared set must then fail it, through a latent parent of the treatment."""
+    """`confounded` (obs_vs_rct only: True or False by its effect class) says whether
+    the declared set must fail the backdoor criterion, through a latent parent of the
+    treatment, or pass it. Either way a failure gives the one reason
+    CONFOUNDING_REASON, so a rejection cannot tell which class the task is in."""
     reasons: list[str] = []
     graph = scm.graph
     declared = scm.pre_treatment_ids
@@ -49,9 +53,9 @@ def certify(
     latent_parent = any(
         scm.node(p).timing is Timing.LATENT for p in graph.predecessors(TREATMENT_ID)
     )
-    if confounded:
-        if blocked or not latent_parent:
-            reasons.append("the planned unblocked confounding is missing")
+    if confounded is not None:
+        if blocked == confounded or latent_parent != confounded:
+            reasons.append(CONFOUNDING_REASON)
     else:
         if not blocked:
             reasons.append("declared pre-treatment set fails the backdoor criterion")
