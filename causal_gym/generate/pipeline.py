@@ -74,7 +74,6 @@ class _Staged:
 
     files: dict[str, bytes]
     facts: ReadmeFacts
-    readme: str
     estimands: dict[str, Estimand]
 
 
@@ -135,6 +134,8 @@ def _stage_multi(
         return Rejection(0, solvable.reasons)
     levels = naming.columns[scm.modifier].levels if scm.modifier is not None else ()
     truths = spec.estimand_values(scm, levels)
+    if set(solvable.fits) != set(truths):
+        return Rejection(0, ("the reference does not answer every estimand",))
     estimands = {
         name: Estimand(
             value=truths[name],
@@ -145,9 +146,7 @@ def _stage_multi(
         )
         for name, fit in solvable.fits.items()
     }
-    if set(estimands) != set(truths):
-        return Rejection(0, ("the reference does not answer every estimand",))
-    return _Staged(files, facts, readme, estimands)
+    return _Staged(files, facts, estimands)
 
 
 def _stage_single(
@@ -177,7 +176,7 @@ def _stage_single(
         scale=solvable.scale,
     )
     files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
-    return _Staged(files, facts, readme, {"ate": estimand})
+    return _Staged(files, facts, {"ate": estimand})
 
 
 def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
