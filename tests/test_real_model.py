@@ -10,6 +10,8 @@ and vf-eval completes against the same server.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import os
@@ -45,12 +47,23 @@ MAX_TOKENS = 256
 MAX_TURNS = 3
 
 
+@contextlib.contextmanager
+def one_server_on_the_machine(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock while a server runs: two llama.cpp servers on 2 cores
+    stall each other (0.4 tokens/s), and pytest-xdist has been seen to run this
+    module's tests on both workers although they share one xdist_group."""
+    with (root / "causal-gym-real-model.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[LocalModelServer]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModelServer]:
     # CI installs the server (bootstrap.sh --test); a missing install fails loudly here.
     assert server_installed(), "llama-cpp-python's server is missing: bootstrap.sh --test"
     smollm2_weights()
-    with LocalModelServer(n_ctx=8192) as running:
+    shared = tmp_path_factory.getbasetemp().parent  # common to every xdist worker
+    with one_server_on_the_machine(shared), LocalModelServer(n_ctx=8192) as running:
         assert running.process is not None and running.models() == [running.alias]
         pid = running.process.pid
         yield running

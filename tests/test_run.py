@@ -99,7 +99,11 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
     held.mkdir()
     (held / "run.json").write_text('{"run_id": "x"}')
     cases = [
-        (["--split", "eval-v2", "-n", "1"], "split: Input should be 'eval-v1' or 'train'"),
+        (
+            ["--split", "eval-v3", "-n", "1"],
+            "split: Input should be 'eval-v1', 'eval-v2' or 'train'",
+        ),
+        (["--split", "eval-v2", "-n", "451"], "more than eval-v2 holds"),
         (["--split", "eval-v1", "-n", "501"], "more than eval-v1 holds"),
         (["--split", "train"], "the train split is unbounded: give -n"),
         (["--config", str(bad_config)], "flavour: unknown key"),
