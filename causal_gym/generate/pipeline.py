@@ -32,7 +32,7 @@ from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.spec.plan import TaskPlan, plan_task
 from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.splits.manifest import frozen_rows
-from causal_gym.staging.csv_bytes import render_csv
+from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessPlan, MessyFrame, TreatmentCoding, make_messy, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
@@ -79,9 +79,10 @@ class _Staged:
 
 def _trial_csv(
     scm: Scm, naming: Naming, mess_plan: MessPlan, plan: TaskPlan, rng: np.random.Generator
-) -> tuple[bytes, TreatmentCoding, int]:
+) -> tuple[bytes, TreatmentCoding, int] | None:
     """obs_vs_rct's randomized trial: same SCM, treatment by a fair coin, its own
-    sample and messiness from the `trial` stream, the extract's treatment codes."""
+    sample and messiness from the `trial` stream, the extract's treatment codes (None
+    when a value falls outside its documented range)."""
     share = float(rng.uniform(*TRIAL_SHARE))
     spec = TIER_SPECS[plan.tier]
     own = plan_mess(spec, max(200, round(plan.staged_rows * share)), rng)
@@ -90,6 +91,8 @@ def _trial_csv(
     )
     sample = sample_clean(scm, trial_plan.n_clean, rng, naming.marginals, randomized=True)
     messy = make_messy(scm, sample, trial_plan, OUTCOME_ID, rng)
+    if out_of_bounds(messy, naming):
+        return None
     return render_csv(messy, naming), messy.coding, messy.n_rows
 
 
@@ -107,6 +110,8 @@ def _stage_multi(
     reference/estimands.py must work on every staged file, for every estimand."""
     family = plan.task_id.family
     spec = family_spec(family)
+    if out_of_bounds(messy, naming):
+        return Rejection(0, ("a staged value lies outside its documented range",))
     files = {"data.csv": render_csv(messy, naming)}
     coding, declared = messy.coding, {}
     if scm.modifier is not None:
@@ -115,8 +120,10 @@ def _stage_multi(
     if mediators:
         declared["mediator"] = naming.name_of(mediators[0])
     if "trial.csv" in spec.staged_files:
-        trial, trial_coding, trial_rows = _trial_csv(scm, naming, messy.plan, plan, streams.trial)
-        files["trial.csv"] = trial
+        trial = _trial_csv(scm, naming, messy.plan, plan, streams.trial)
+        if trial is None:
+            return Rejection(0, ("a staged value lies outside its documented range",))
+        files["trial.csv"], trial_coding, trial_rows = trial
         coding, declared["trial_rows"] = _merged(coding, trial_coding), str(trial_rows)
     facts = ReadmeFacts(
         family,

@@ -28,6 +28,27 @@ def _format_numeric(values: np.ndarray, spec: ColumnSpec) -> list[str]:
     return [fmt(v) if v == v else "" for v in staged.tolist()]
 
 
+def out_of_bounds(frame: MessyFrame, naming: Naming) -> list[str]:
+    """Columns (other than the outcome, whose gross errors the README owns up to) with
+    a staged value outside the bounds their dictionary entry documents. Placement keeps
+    8 SDs of room, but a skewed root's child can still reach past it in a large file;
+    the multi-estimand families reject such a candidate rather than stage it."""
+    bad = []
+    for node_id, values in frame.numeric.items():
+        spec = naming.columns[node_id]
+        if node_id == OUTCOME_ID or spec.value_kind is None:
+            continue
+        # as written: rounded to the column's decimals, so exact integers stay exact
+        staged = np.round(spec.mean + spec.sd * values[~np.isnan(values)], spec.decimals)
+        low = -np.inf if spec.low is None else spec.low
+        high = np.inf if spec.high is None else spec.high
+        if spec.value_kind is ValueKind.POSITIVE:
+            low = 0.0  # formatting lifts a rounding-sized zero to the smallest positive
+        if staged.size and (staged.min() < low or staged.max() > high):
+            bad.append(spec.name)
+    return bad
+
+
 def _format_codes(values: np.ndarray, labels: tuple[str, ...]) -> list[str]:
     return [labels[int(v)] if v == v else "" for v in values.tolist()]
 
