@@ -108,6 +108,10 @@ def test_mediation_total_must_be_the_sum() -> None:
     assert not checked.ok and "must equal direct.estimate + indirect.estimate" in checked.errors[0]
     fixed = {**answer, "total": {"estimate": 0.2, "ci_lower": 0.1, "ci_upper": 0.3}}
     assert validate_submission(public.family, fixed, public.columns, public.estimands).ok
+    stray = validate_submission(
+        public.family, {**fixed, "effects": {"x": INTERVAL}}, public.columns, public.estimands
+    )
+    assert stray.errors == ("effects: Extra inputs are not permitted",)  # no level talk
     missing = {"direct": INTERVAL}
     errors = validate_submission(public.family, missing, public.columns).errors
     assert {e.split(":")[0] for e in errors} == {"indirect", "total"}

@@ -91,10 +91,13 @@ def _effect_key_errors(raw: dict[str, Any], estimands: Sequence[str] | None) -> 
 
 
 def _cross_field_errors(
-    raw: dict[str, Any], columns: Sequence[str] | None, estimands: Sequence[str] | None
+    raw: dict[str, Any],
+    columns: Sequence[str] | None,
+    estimands: Sequence[str] | None,
+    per_level: bool,
 ) -> list[str]:
     """Checks pydantic skips once a field fails; run always so every problem is listed."""
-    errors = _effect_key_errors(raw, estimands)
+    errors = _effect_key_errors(raw, estimands) if per_level else []
     lower, upper = raw.get("ci_lower"), raw.get("ci_upper")
     if _finite_number(lower) and _finite_number(upper) and lower > upper:
         errors.append(f"submission: {bounds_error(lower, upper)}")
@@ -175,7 +178,10 @@ def validate_submission(
         submission = model.model_validate(data)
     except ValidationError as exc:
         errors += _pydantic_errors(exc)
-    errors += [e for e in _cross_field_errors(data, columns, estimands) if e not in errors]
+    per_level = family_spec(family).per_level_estimands
+    errors += [
+        e for e in _cross_field_errors(data, columns, estimands, per_level) if e not in errors
+    ]
     if errors or submission is None:
         # agent text echoed in an error (a lone surrogate, say) must not break a log line
         return Rejected(tuple(e.encode("utf-8", "backslashreplace").decode() for e in errors))
