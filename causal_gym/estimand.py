@@ -23,3 +23,7 @@ class Estimand(Sealed):
     reference_se: float
     reference_width: float
     scale: float
+    #: The level of the interval score in the loss (scoring/reward.py): 0.12 where r is
+    #: the reference's own 90% width; 0.10, the proper score of a 90% interval, where
+    #: r is the expert tier's efficiency bound.
+    interval_alpha: float = 0.12

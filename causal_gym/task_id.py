@@ -18,6 +18,7 @@ class Namespace(StrEnum):
     TRAIN = "train"
     EVAL_V1 = "eval-v1"
     EVAL_V2 = "eval-v2"
+    EVAL_EXPERT_V1 = "eval-expert-v1"
 
 
 class Family(StrEnum):
@@ -35,6 +36,9 @@ FAMILIES: tuple[str, ...] = tuple(f.value for f in Family)
 #: multi-estimand ones added after it). The v1 audit and the v1 manifest cover the first.
 EVAL_V1_FAMILIES: tuple[str, ...] = ("ate", "adjustment", "null_detect")
 EVAL_V2_FAMILIES: tuple[str, ...] = ("cate", "mediation", "obs_vs_rct")
+#: The families the expert tier serves (nonlinear SCMs, a flexible reference) and its
+#: frozen split eval-expert-v1 holds.
+EXPERT_FAMILIES: tuple[str, ...] = ("ate", "adjustment", "null_detect")
 _INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 ID_FORMAT = "<namespace>:<family>:<index>"
 

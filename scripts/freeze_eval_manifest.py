@@ -1,5 +1,6 @@
 """Regenerate causal_gym/manifests/<split>.json with DEFAULT_EVAL_KEY
-(`python scripts/freeze_eval_manifest.py [eval-v1|eval-v2]`, eval-v1 by default).
+(`python scripts/freeze_eval_manifest.py [eval-v1|eval-v2|eval-expert-v1]`, eval-v1 by
+default).
 
 Only for a deliberate, versioned change of the frozen split: the diff of the
 committed file then lists every task that moved.

@@ -19,6 +19,8 @@ GOLDEN_IDS = (
     "eval-v1:ate:0",
     "eval-v1:adjustment:42",
     "eval-v1:null_detect:159",
+    "eval-expert-v1:ate:99",
+    "eval-expert-v1:null_detect:0",
 )
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "tests" / "golden" / "sha256.json"
 

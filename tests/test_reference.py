@@ -29,11 +29,13 @@ ALLOWED_IMPORTS = {
     "pandas",
     "statsmodels",
     "scipy",
+    "sklearn",
+    "threadpoolctl",
 }
 
 
 #: The sandbox kit: copied into sandboxes side by side, importing one another by file.
-KIT = ("analyst.py", "probes.py", "estimands.py", "estimand_probes.py")
+KIT = ("analyst.py", "flexible.py", "probes.py", "estimands.py", "estimand_probes.py")
 
 
 @pytest.mark.parametrize("name", KIT)

@@ -29,9 +29,9 @@ from causal_gym.reference.aipw import aipw_submission
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
-from causal_gym.spec.plan import EffectClass
+from causal_gym.spec.plan import EffectClass, plan_task
 from causal_gym.task import Task
-from causal_gym.task_id import EVAL_V1_FAMILIES
+from causal_gym.task_id import EVAL_V1_FAMILIES, Namespace, TaskId
 
 Tick = Callable[[str], None]
 _KEYS: list[DerivationKey] = []  # set by run_audit before the workers fork
@@ -110,10 +110,20 @@ Job = tuple[int, str, str]  # (key position, key label, task id)
 Outcome = tuple[str, str, Any]  # (key label, task id, row or None if failed)
 
 
+def materialize(task_id: str, key: DerivationKey) -> Task:
+    """A task as its split would stage it; eval-expert-v1 ids (the expert audit) at the
+    split's planned size under any key and past the manifest's last index, so the
+    audit can draw as many expert tasks as it needs."""
+    tid = TaskId.parse(task_id)
+    if tid.namespace is Namespace.EVAL_EXPERT_V1:
+        return generate_task(tid, key, staged_rows=plan_task(key, tid).base_rows)
+    return generate_task(tid, key)
+
+
 def _work(job: Job) -> Outcome:
     position, label, task_id = job
     try:
-        return label, task_id, _AUDIT[0](generate_task(task_id, _KEYS[position]), label)
+        return label, task_id, _AUDIT[0](materialize(task_id, _KEYS[position]), label)
     except GenerationError:
         return label, task_id, None
 

@@ -119,3 +119,15 @@ def share_interval(k: int, n: int, band: tuple[float, float], alpha: float) -> V
         f"{k / n:.4f} [{low:.4f}, {high:.4f}] vs [{band[0]}, {band[1]}]",
         alpha / 2,
     )
+
+
+def share_shown_below(k: int, n: int, limit: float, alpha: float) -> Verdict:
+    """Demonstration that a binomial share is below `limit`: the one-sided exact upper
+    bound of k/n must be. The power shortfall is estimated at the observed share: the
+    chance that a replicate's count exceeds the largest count that would still pass."""
+    upper = float(beta.isf(alpha, k + 1, n - k)) if k < n else 1.0
+    passing = k
+    while passing < n and float(beta.isf(alpha, passing + 2, n - passing - 1)) < limit:
+        passing += 1
+    miss = float(binom.sf(passing, n, k / n)) if upper < limit else 1.0
+    return Verdict(upper < limit, f"{k / n:.4f} ({k}/{n}; upper bound {upper:.4f})", miss)

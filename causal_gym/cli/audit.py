@@ -13,17 +13,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from causal_gym.cli.common import KeyFileOption, app, fail, load_key, write_atomically
-from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, NAMESPACES
+from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, EXPERT_FAMILIES, NAMESPACES
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
     from causal_gym.audit.estimand_report import EstimandAuditReport
+    from causal_gym.audit.expert_report import ExpertAuditReport
     from causal_gym.audit.report import AuditReport
     from causal_gym.rng_keys.keys import DerivationKey
 
-FAMILY_GROUPS = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}
+FAMILY_GROUPS = {
+    "eval-v1": EVAL_V1_FAMILIES,
+    "eval-v2": EVAL_V2_FAMILIES,
+    "eval-expert-v1": EXPERT_FAMILIES,
+}
+#: The expert audit draws its tasks the way eval-expert-v1 is drawn (every task expert,
+#: at its planned size) under each key, so it runs in that namespace.
+EXPERT = "eval-expert-v1"
 
 
 def summary_table(report: AuditReport) -> Table:
@@ -60,11 +68,36 @@ def estimand_table(report: EstimandAuditReport) -> Table:
     return table
 
 
+def expert_table(report: ExpertAuditReport) -> Table:
+    from rich.table import Table
+
+    keys = ", ".join(k.label for k in report.keys)
+    table = Table(title=f"expert audit ({report.per_family} per family, keys {keys})")
+    for col in ("family", "n", "honest reward", "coverage", "width / r", "OLS coverage"):
+        table.add_column(col, justify="right")
+    for family, s in report.families.items():
+        table.add_row(
+            family,
+            str(s.n),
+            f"{s.mean_reward:.4f}",
+            f"{s.coverage:.3f}",
+            f"{s.mean_width_ratio:.3f}",
+            f"{s.linear_coverage:.3f}",
+        )
+    return table
+
+
 def _check_options(namespace: str, families: str, keys: int, per_family: int, out: Path) -> None:
     if families not in FAMILY_GROUPS:
         fail(f"unknown --families {families!r}: accepted are {', '.join(FAMILY_GROUPS)}")
     if namespace not in NAMESPACES:
         fail(f"unknown namespace {namespace!r}: accepted namespaces are {', '.join(NAMESPACES)}")
+    if families == EXPERT:
+        if namespace not in ("train", EXPERT):
+            fail(f"--families {EXPERT} audits {EXPERT} tasks: drop --namespace")
+        if out.suffix != ".json":
+            fail(f"--out must name a .json file, got {out}")
+        return
     if namespace != "train" and namespace != families:
         fail(f"--namespace {namespace} holds the {namespace} families: use --families {namespace}")
     if out.suffix != ".json":
@@ -134,13 +167,18 @@ def audit(
         Path, typer.Option("--out", help="Report JSON path (PNGs go beside it).")
     ] = Path("audit_report.json"),
     namespace: Annotated[
-        str, typer.Option("--namespace", help="train, eval-v1 or eval-v2.")
+        str,
+        typer.Option(
+            "--namespace",
+            help="train, eval-v1 or eval-v2 (the expert audit always draws eval-expert-v1 tasks).",
+        ),
     ] = "train",
     families: Annotated[
         str,
         typer.Option(
             "--families",
-            help="eval-v1: ate, adjustment, null_detect; eval-v2: cate, mediation, obs_vs_rct.",
+            help="eval-v1: ate, adjustment, null_detect; eval-v2: cate, mediation, "
+            "obs_vs_rct; eval-expert-v1: the expert tier of ate, adjustment, null_detect.",
         ),
     ] = "eval-v1",
     key_file: KeyFileOption = None,
@@ -164,8 +202,15 @@ def audit(
     console = Console(stderr=True)
     fingerprints = {label: key.fingerprint for label, key in chosen}
     group = FAMILY_GROUPS[families]
-    report: AuditReport | EstimandAuditReport
-    if families == "eval-v1":
+    report: AuditReport | EstimandAuditReport | ExpertAuditReport
+    if families == EXPERT:
+        from causal_gym.audit.expert_audit import audit_expert_task
+        from causal_gym.audit.expert_report import summarize_expert
+
+        rows, failed = _run(console, chosen, per_family, EXPERT, workers, group, audit_expert_task)
+        report = summarize_expert(rows, failed, fingerprints, EXPERT, per_family, group)
+        table = expert_table(report)
+    elif families == "eval-v1":
         from causal_gym.audit.runner import audit_task
         from causal_gym.audit.summary import summarize
 
@@ -200,9 +245,17 @@ def audit(
         raise typer.Exit(1)
 
 
-def _plots(report: AuditReport | EstimandAuditReport, rows: list[Any], out: Path) -> list[Path]:
+def _plots(
+    report: AuditReport | EstimandAuditReport | ExpertAuditReport, rows: list[Any], out: Path
+) -> list[Path]:
     """matplotlib only when plotting."""
     from causal_gym.audit.estimand_report import EstimandAuditReport
+    from causal_gym.audit.expert_report import ExpertAuditReport
+
+    if isinstance(report, ExpertAuditReport):
+        from causal_gym.audit.expert_plots import write_expert_plots
+
+        return write_expert_plots(report, rows, out)
 
     if isinstance(report, EstimandAuditReport):
         from causal_gym.audit.estimand_plots import write_estimand_plots

@@ -12,7 +12,7 @@ from causal_gym.errors import CausalGymError
 EVAL_V1 = "eval-v1"
 
 manifest_app = typer.Typer(
-    help="The frozen splits (eval-v1, eval-v2): list and verify their manifests.",
+    help="The frozen splits (eval-v1, eval-v2, eval-expert-v1): list and verify their manifests.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )

@@ -60,6 +60,7 @@ class AdjustmentFamily(FamilySpec):
     submission_model = AdjustmentSubmission
     components = ("validity",)
     eval_count = 170
+    expert_eval_count = 100
     # The family is about choosing a set: there is always a decoy to leave out.
     min_role_counts: ClassVar[Mapping[str, int]] = {"decoys": 1}
 

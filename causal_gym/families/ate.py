@@ -12,6 +12,7 @@ class AteFamily(FamilySpec):
     label = "ATE"
     submission_model = AteSubmission
     eval_count = 170
+    expert_eval_count = 100
 
 
 SPEC = AteFamily()

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from causal_gym.scoring.schemas import AteSubmission
-from causal_gym.task_id import Family
+from causal_gym.task_id import EXPERT_FAMILIES, Family
 
 if TYPE_CHECKING:
     from causal_gym.rng_keys.keys import DerivationKey
@@ -61,6 +61,9 @@ class FamilySpec(ABC):
     eval_count: ClassVar[int]
     #: The frozen split the family belongs to.
     eval_split: ClassVar[str] = "eval-v1"
+    #: Tasks of this family in eval-expert-v1 (0: the family has no expert tier; the
+    #: families with one are task_id.EXPERT_FAMILIES).
+    expert_eval_count: ClassVar[int] = 0
     #: Hack probes of reference/probes.py the audit runs on this family (beyond the
     #: shared ones), by name.
     extra_probes: ClassVar[tuple[str, ...]] = ()
@@ -78,7 +81,7 @@ class FamilySpec(ABC):
     #: The sandbox-kit files (causal_gym/reference/) its reference analysis runs from:
     #: analyst.py alone for one ATE from data.csv; estimands.py beside it for several
     #: estimands or several files (then its probes are in estimand_probes.py).
-    reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py",)
+    reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py", "flexible.py")
 
     @property
     def multi_estimand(self) -> bool:
@@ -155,6 +158,8 @@ class FamilySpec(ABC):
             raise FamilyContractError(f"{self.name}: eval_count must be positive")
         if self.eval_split not in ("eval-v1", "eval-v2"):
             raise FamilyContractError(f"{self.name}: unknown eval split {self.eval_split}")
+        if (self.expert_eval_count > 0) != (self.name.value in EXPERT_FAMILIES):
+            raise FamilyContractError(f"{self.name}: expert_eval_count vs EXPERT_FAMILIES")
         if self.per_level_estimands and self.modifier_levels is None:
             raise FamilyContractError(f"{self.name}: per-level estimands need a modifier")
         answer = self.submission_model.model_validate(self.placeholder_answer())

@@ -42,6 +42,7 @@ class NullDetectFamily(FamilySpec):
     submission_model = NullDetectSubmission
     components = ("brier_skill",)
     eval_count = 160  # eight whole blocks of 20
+    expert_eval_count = 100  # five whole blocks of 20
     extra_probes = ("prior_only",)
 
     def readme_lines(self) -> list[str]:

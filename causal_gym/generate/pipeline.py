@@ -21,16 +21,22 @@ from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
 from causal_gym.families.obs_vs_rct import TRIAL_SHARE
 from causal_gym.families.registry import family_spec
+from causal_gym.generate.efficiency import (
+    EXPERT_INTERVAL_ALPHA,
+    anchor_width,
+    efficiency_bound,
+)
 from causal_gym.generate.solvability import Z, check_multi_solvability, check_solvability
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import certify
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
+from causal_gym.scm.nonlinear import centered
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.spec.plan import TaskPlan, plan_task
-from causal_gym.spec.tiers import TIER_SPECS
+from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.splits.manifest import frozen_rows
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessPlan, MessyFrame, TreatmentCoding, make_messy, plan_mess
@@ -164,12 +170,23 @@ def _stage_single(
     streams: TaskStreams,
     ate: float,
 ) -> _Staged | Rejection:
-    """Staging and solvability for the seed's families (one ATE, one file)."""
+    """Staging and solvability for the seed's families (one ATE, one file). An expert
+    task's reward anchor is the efficiency bound (generate/efficiency.py), not the
+    reference's own width."""
     family = plan.task_id.family
+    expert = scm.nonlinear is not None
+    if expert and out_of_bounds(messy, naming):
+        return Rejection(0, ("a staged value lies outside its documented range",))
     csv_bytes = render_csv(messy, naming)
     columns = public_column_order(naming)
     facts = ReadmeFacts(
-        family, naming.theme, messy.n_rows, columns, messy.coding, submission_json_schema(family)
+        family,
+        naming.theme,
+        messy.n_rows,
+        columns,
+        messy.coding,
+        submission_json_schema(family),
+        nonlinear=expert,
     )
     readme = render_readme(facts, streams.prompt)
     solvable = check_solvability(csv_bytes, readme)
@@ -182,6 +199,13 @@ def _stage_single(
         reference_width=solvable.reference_width,
         scale=solvable.scale,
     )
+    if expert:
+        bound = efficiency_bound(scm, naming.marginals, streams.anchor)
+        estimand = dataclasses.replace(
+            estimand,
+            reference_width=anchor_width(bound, solvable.fit.n_used),
+            interval_alpha=EXPERT_INTERVAL_ALPHA,
+        )
     files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
     return _Staged(files, facts, {"ate": estimand})
 
@@ -190,8 +214,11 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
     shape = family_spec(family)
-    scm = build_scm(spec, family, plan.effect_class, streams.scm)
+    expert = plan.tier is Tier.EXPERT
+    scm = build_scm(spec, family, plan.effect_class, streams.scm, expert=expert)
     naming = name_columns(scm, streams.naming)
+    if scm.nonlinear is not None:  # exact term means need the roots' marginals
+        scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
     sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
     certificate = certify(
@@ -204,6 +231,8 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         else None,
     )
     reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample))
+    if expert and scm.nonlinear is None:
+        reasons += ("the expert tier needs a continuous confounder",)
     if reasons:
         return Rejection(attempt, reasons)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from causal_gym.reference.analyst import (
     ReferenceFit,
     Z,
-    fit_reference,
+    honest_fit,
     outcome_scale,
     parse_readme,
     read_staged,
@@ -44,7 +44,7 @@ class Solvability:
 def check_solvability(csv_bytes: bytes, readme_text: str) -> Solvability:
     dictionary = parse_readme(readme_text)
     staged = read_staged(csv_bytes, dictionary)
-    fit = fit_reference(staged, dictionary)
+    fit = honest_fit(staged, dictionary)
     scale = outcome_scale(staged, dictionary.outcome)
     reasons: list[str] = []
     if not fit.full_rank:

@@ -12,6 +12,9 @@ staged files and uses only what the README declares:
 5. OLS of the outcome on the treatment and all declared pre-treatment covariates
    (categoricals as dummies), 90% normal interval from the classical SE.
 
+When the README says relationships may be nonlinear (the expert tier), step 5 is
+replaced by flexible.py's cross-fitted AIPW, which must sit beside this file.
+
 Run as a script: `python analyst.py DIR` prints the reference submission JSON.
 """
 
@@ -46,6 +49,7 @@ _COLUMN = re.compile(
 )
 _CODE = re.compile(r"^\| `([^`]*)` \| (treated|control) \|\s*$", re.MULTILINE)
 _MODIFIER = re.compile(r"^Effect modifier: `([^`]+)`", re.MULTILINE)
+_NONLINEAR = re.compile(r"^- Functional form:", re.MULTILINE)
 
 
 class ReadmeFormatError(ValueError):
@@ -65,6 +69,8 @@ class DataDictionary:
     #: cate's declared effect modifier and mediation's declared mediator.
     modifier: str | None = None
     mediator: str | None = None
+    #: The README warns that relationships may be nonlinear (the expert tier).
+    nonlinear: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,7 @@ def parse_readme(text: str) -> DataDictionary:
         control_codes=tuple(c for c, meaning in codes if meaning == "control"),
         modifier=modifier.group(1) if (modifier := _MODIFIER.search(text)) else None,
         mediator=by_timing["mediator"][0] if by_timing.get("mediator") else None,
+        nonlinear=_NONLINEAR.search(text) is not None,
     )
 
 
@@ -220,6 +227,18 @@ def fit_reference(
     )
 
 
+def honest_fit(staged: pd.DataFrame, dictionary: DataDictionary) -> ReferenceFit:
+    """The honest fit for the task: adjusted OLS, or flexible.py's AIPW when the README
+    says relationships may be nonlinear."""
+    if not dictionary.nonlinear:
+        return fit_reference(staged, dictionary)
+    try:  # inside the package
+        from causal_gym.reference.flexible import fit_flexible
+    except ImportError:  # copied into a sandbox next to flexible.py
+        from flexible import fit_flexible  # type: ignore[no-redef,import-not-found]
+    return fit_flexible(staged, dictionary)
+
+
 def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[str, object]:
     answer: dict[str, object] = {
         "estimate": fit.estimate,
@@ -239,7 +258,7 @@ def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[
 def analyze_directory(directory: Path) -> tuple[ReferenceFit, dict[str, object]]:
     dictionary = parse_readme((directory / "README.md").read_text(encoding="utf-8"))
     staged = read_staged((directory / "data.csv").read_bytes(), dictionary)
-    fit = fit_reference(staged, dictionary)
+    fit = honest_fit(staged, dictionary)
     return fit, reference_submission(fit, dictionary)
 
 
@@ -251,7 +270,7 @@ def files_answer(files: dict[str, bytes]) -> dict[str, object]:
     """The reference submission for a task's staged files (by name), any family."""
     dictionary = parse_readme(files["README.md"].decode("utf-8"))
     if dictionary.family not in MULTI_ESTIMAND_FAMILIES:
-        fit = fit_reference(read_staged(files["data.csv"], dictionary), dictionary)
+        fit = honest_fit(read_staged(files["data.csv"], dictionary), dictionary)
         return reference_submission(fit, dictionary)
     try:  # inside the package
         from causal_gym.reference.estimands import Analysis

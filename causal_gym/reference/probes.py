@@ -33,14 +33,17 @@ class Staged:
     reference: analyst.ReferenceFit
 
     @classmethod
-    def parse(cls, csv_bytes: bytes, readme_text: str) -> Staged:
+    def parse(cls, csv_bytes: bytes, readme_text: str, linear: bool = False) -> Staged:
+        """`linear` takes the adjusted OLS fit as the reference whatever the README says
+        (the expert audit then puts in the flexible fit generation already made)."""
         dictionary = analyst.parse_readme(readme_text)
         frame = analyst.read_staged(csv_bytes, dictionary)
+        fit = analyst.fit_reference if linear else analyst.honest_fit
         return cls(
             dictionary,
             frame,
             analyst.outcome_scale(frame, dictionary.outcome),
-            analyst.fit_reference(frame, dictionary),
+            fit(frame, dictionary),
         )
 
     @classmethod
@@ -113,6 +116,13 @@ def post_treatment(staged: Staged) -> dict[str, object]:
     return _fitted(staged, columns, list(columns))
 
 
+def linear_ols(staged: Staged) -> dict[str, object]:
+    """Adjusted OLS on every declared pre-treatment column: the honest reference of a
+    linear task, and on an expert task the method the tier exists to punish."""
+    columns = staged.dictionary.pre_treatment
+    return _fitted(staged, columns, list(columns))
+
+
 def constant_zero(staged: Staged) -> dict[str, object]:
     """Claims no effect and hides behind an interval ten scales wide on each side."""
     return with_family(interval(0.0, HUGE_INTERVAL_SCALES * staged.scale), staged, [], EFFECT_PRIOR)
@@ -149,6 +159,7 @@ PROBES = {
     "honest": honest,
     "diff-in-means": diff_in_means,
     "post-treatment": post_treatment,
+    "linear-ols": linear_ols,
     "constant": constant_zero,
     "halved": halved,
     "narrow": narrow,

@@ -21,7 +21,15 @@ import numpy as np
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import TaskId
 
-STREAM_NAMES: tuple[str, ...] = ("scm", "data", "messiness", "naming", "prompt", "trial")
+STREAM_NAMES: tuple[str, ...] = (
+    "scm",
+    "data",
+    "messiness",
+    "naming",
+    "prompt",
+    "trial",
+    "anchor",
+)
 
 
 def _mac(key: bytes, message: str) -> bytes:
@@ -36,7 +44,8 @@ def generator_from_digest(digest: bytes) -> np.random.Generator:
 @dataclass(frozen=True)
 class TaskStreams:
     """The generators of one generation attempt of one task (`trial`: obs_vs_rct's
-    randomized trial, its size, sample and mess; unused by the other families)."""
+    randomized trial, its size, sample and mess; `anchor`: the expert tier's Monte
+    Carlo for its reward anchor; each unused by the other families)."""
 
     scm: np.random.Generator
     data: np.random.Generator
@@ -44,6 +53,7 @@ class TaskStreams:
     naming: np.random.Generator
     prompt: np.random.Generator
     trial: np.random.Generator
+    anchor: np.random.Generator
 
 
 def task_root(key: DerivationKey, task_id: TaskId) -> bytes:

@@ -7,6 +7,7 @@ checks that claim on the actual graph instead of trusting this module.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from causal_gym.families.registry import family_spec
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
+from causal_gym.scm.nonlinear import draw_nonlinearity
 from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
 from causal_gym.spec.tiers import TierSpec
 from causal_gym.task_id import Family
@@ -109,7 +111,32 @@ def _root_kinds(n_roots: int, counts: RoleCounts, rng: np.random.Generator) -> l
     return kinds
 
 
-def build_scm(spec: TierSpec, family: Family, effect: EffectClass, rng: np.random.Generator) -> Scm:
+def build_scm(
+    spec: TierSpec,
+    family: Family,
+    effect: EffectClass,
+    rng: np.random.Generator,
+    expert: bool = False,
+) -> Scm:
+    """`expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else
+    so the linear part is the one a non-expert task of the same tier would draw."""
+    scm = _linear_scm(spec, family, effect, rng)
+    if not expert:
+        return scm
+    sources = [
+        n.id
+        for n in scm.nodes
+        if n.role is Role.CONFOUNDER and n.kind is Kind.CONTINUOUS and not scm.in_edges(n.id)
+    ]
+    if not sources:  # the certificate rejects an expert candidate without terms
+        return scm
+    no_effect = effect is EffectClass.STRUCTURAL_NULL
+    return dataclasses.replace(scm, nonlinear=draw_nonlinearity(sources, no_effect, rng))
+
+
+def _linear_scm(
+    spec: TierSpec, family: Family, effect: EffectClass, rng: np.random.Generator
+) -> Scm:
     counts = draw_counts(spec, family, rng)
     b = _Builder(rng)
 

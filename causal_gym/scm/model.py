@@ -4,6 +4,10 @@ Every equation is linear in its parents (the treatment through a clipped logisti
 index), discrete nodes are exogenous roots and latents are Gaussian. That keeps
 E[Y | T, observed pre-treatment] exactly linear, so the honest adjusted OLS is
 unbiased by construction and the population ATE is a finite sum over paths.
+
+The expert tier's exception (`Scm.nonlinear`, scm/nonlinear.py) adds centered
+nonlinear terms of observed confounder roots to T's index, to Y and to the effect of
+T; being centered, they leave the ATE the same finite sum.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from enum import StrEnum
 from functools import cached_property
 
 import networkx as nx
+
+from causal_gym.scm.nonlinear import Nonlinearity
 
 TREATMENT_ID = "T"
 OUTCOME_ID = "Y"
@@ -111,13 +117,15 @@ class Edge:
 @dataclass(frozen=True)
 class Scm:
     """`interaction` (cate only) adds `interaction[level of modifier] * T` to Y: the
-    effect of T differs by the modifier's level, level 0 carrying the base effect."""
+    effect of T differs by the modifier's level, level 0 carrying the base effect.
+    `nonlinear` (the expert tier only) adds its terms to T's index and to Y."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     propensity_band: tuple[float, float]
     modifier: str | None = None
     interaction: tuple[float, ...] = ()
+    nonlinear: Nonlinearity | None = None
     _by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -136,11 +144,28 @@ class Scm:
             and len(self._by_id[self.modifier].level_probs) != len(self.interaction)
         ):
             raise ValueError("an interaction needs a categorical modifier, one weight per level")
+        if self.nonlinear is not None:
+            self._check_nonlinear(self.nonlinear)
         if not nx.is_directed_acyclic_graph(self.graph):
             raise ValueError("SCM graph has a cycle")
         order = {n.id: i for i, n in enumerate(self.nodes)}
         if any(order[e.parent] >= order[e.child] for e in self.edges):
             raise ValueError("SCM nodes must be listed in topological order")
+
+    def _check_nonlinear(self, nonlinear: Nonlinearity) -> None:
+        """Terms may read only continuous observed roots that are parents of both T and
+        Y, so the graph stays the whole truth about who affects whom."""
+        for node_id in nonlinear.inputs:
+            node = self._by_id.get(node_id)
+            parents_of = {e.child for e in self.edges if e.parent == node_id}
+            if (
+                node is None
+                or node.kind is not Kind.CONTINUOUS
+                or node.timing is not Timing.PRE
+                or any(e.child == node_id for e in self.edges)
+                or not {TREATMENT_ID, OUTCOME_ID} <= parents_of
+            ):
+                raise ValueError(f"nonlinear term input {node_id} is not a confounder root")
 
     def node(self, node_id: str) -> Node:
         return self._by_id[node_id]

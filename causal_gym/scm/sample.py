@@ -67,6 +67,8 @@ def sample_clean(
         index = np.full(n_rows, node.intercept)
         for edge in scm.in_edges(node.id):
             index = index + _contribution(columns[edge.parent], edge.weights)
+        if scm.nonlinear is not None and node.id == TREATMENT_ID:
+            index = index + scm.nonlinear.propensity_index(columns)
         if node.role is Role.TREATMENT:
             low, high = scm.propensity_band
             propensity = np.clip(1.0 / (1.0 + np.exp(-index)), low, high)
@@ -78,5 +80,8 @@ def sample_clean(
             if node.id == OUTCOME_ID and scm.modifier is not None:
                 gamma = np.asarray(scm.interaction, dtype=np.float64)
                 index = index + gamma[columns[scm.modifier]] * columns[TREATMENT_ID]
+            if node.id == OUTCOME_ID and scm.nonlinear is not None:
+                index = index + scm.nonlinear.outcome_index(columns)
+                index = index + scm.nonlinear.effect_shift(columns) * columns[TREATMENT_ID]
             columns[node.id] = index + node.noise_sd * rng.standard_normal(n_rows)
     return CleanSample(columns, propensity)

@@ -5,6 +5,12 @@ a penalty of 2 per unit of width below the reference width r makes the expected 
 of a centred interval smallest at exactly width r, which is the honest 90% width on
 the staged data. So no level other than 90% pays, and the audit checks that it
 does not. Dividing by the observable scale s makes rewards comparable across tasks.
+
+The expert tier anchors r on the hidden SCM instead (its efficiency bound, which no
+honest interval's 90% width falls below), so the kink at r cannot place the optimum
+there; its estimands carry `interval_alpha` 0.10, the proper interval score of a
+90% interval, whose expected value is smallest at an analyst's own calibrated 90%
+interval. The kink then only punishes claiming more precision than the bound allows.
 """
 
 from __future__ import annotations
@@ -77,12 +83,17 @@ class ScoreRecord(Sealed):
 
 
 def estimand_score(
-    truth: float, estimate: float, lower: float, upper: float, reference_width: float, scale: float
+    truth: float,
+    estimate: float,
+    lower: float,
+    upper: float,
+    reference_width: float,
+    scale: float,
+    alpha: float = INTERVAL_SCORE_ALPHA,
 ) -> EstimandScore:
     width = upper - lower
-    interval_loss = (
-        width + MISS_PENALTY * max(0.0, lower - truth) + MISS_PENALTY * max(0.0, truth - upper)
-    )
+    miss = MISS_PENALTY if alpha == INTERVAL_SCORE_ALPHA else 2.0 / alpha
+    interval_loss = width + miss * max(0.0, lower - truth) + miss * max(0.0, truth - upper)
     abs_error = abs(estimate - truth)
     narrow = NARROW_PENALTY * max(0.0, reference_width - width)
     loss = interval_loss + abs_error + narrow
@@ -112,7 +123,7 @@ def score_submission(truth: HiddenTruth, submission: BaseModel) -> ScoreRecord:
     spec = family_spec(truth.family)
     answered = spec.intervals(submission)
     parts = {
-        name: estimand_score(e.value, *answered[name], e.reference_width, e.scale)
+        name: estimand_score(e.value, *answered[name], e.reference_width, e.scale, e.interval_alpha)
         for name, e in truth.estimands.items()
     }
     components = spec.score_components(truth, submission)

@@ -14,8 +14,14 @@ from causal_gym.families.null_detect import NULL_BLOCK_COUNTS
 from causal_gym.families.registry import family_spec
 from causal_gym.rng_keys.derive import derive_block_rng, derive_plan_rng
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
-from causal_gym.task_id import Namespace, TaskId
+from causal_gym.spec.tiers import (
+    EXPERT_TRAIN_SHARE,
+    TIER_ORDER,
+    TIER_SPECS,
+    TRAIN_JITTER,
+    Tier,
+)
+from causal_gym.task_id import EXPERT_FAMILIES, Namespace, TaskId
 
 
 class EffectClass(StrEnum):
@@ -86,6 +92,20 @@ def jittered_rows(base_rows: int, factor: float) -> int:
     return min(max(rows, math.ceil(base_rows * low)), math.floor(base_rows * high))
 
 
+def _closed(bounds: tuple[int, int]) -> tuple[int, int]:
+    return bounds[0], bounds[1] + 1
+
+
+def is_expert(task_id: TaskId, draw: float) -> bool:
+    """eval-expert-v1 is all expert; in train, EXPERT_TRAIN_SHARE of the expert
+    families' tasks are (by the plan stream's `draw`, uniform on [0, 1))."""
+    if task_id.family.value not in EXPERT_FAMILIES:
+        return False
+    if task_id.namespace is Namespace.EVAL_EXPERT_V1:
+        return True
+    return task_id.namespace is Namespace.TRAIN and draw < EXPERT_TRAIN_SHARE
+
+
 def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = None) -> TaskPlan:
     """Draw tier and size from the plan stream; `staged_rows` pins the size (eval manifest)."""
     rng = derive_plan_rng(key, task_id)
@@ -96,6 +116,12 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     if factor != 1.0:  # (the seed's families keep their exact draw)
         base_rows = round(base_rows * factor)
     jitter = float(rng.uniform(*TRAIN_JITTER))
+    # The expert draw comes after the others, so a task that is not expert keeps the
+    # tier and size it had before the expert tier existed.
+    expert_draw = float(rng.uniform())
+    expert_rows = int(rng.integers(*_closed(TIER_SPECS[Tier.EXPERT].staged_rows)))
+    if is_expert(task_id, expert_draw):
+        tier, base_rows = Tier.EXPERT, expert_rows
     if staged_rows is not None:
         rows = staged_rows
     elif task_id.namespace is Namespace.TRAIN:

@@ -18,8 +18,11 @@ class Tier(StrEnum):
     EASY = "easy"
     MEDIUM = "medium"
     HARD = "hard"
+    EXPERT = "expert"
 
 
+#: The tiers a train task draws from uniformly; the expert tier is drawn apart (see
+#: spec/plan.py), so adding it moved no other task.
 TIER_ORDER: tuple[Tier, ...] = (Tier.EASY, Tier.MEDIUM, Tier.HARD)
 
 
@@ -115,7 +118,34 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         missing_row_fraction=(0.05, 0.10),
         alternative_coding_fraction=(0.10, 0.30),
     ),
+    # Nonlinear outcome and propensity (scm/nonlinear.py), a flexible reference: more
+    # rows than hard, because cross-fitted nuisance models need them; medium's tangle
+    # and mess otherwise.
+    Tier.EXPERT: TierSpec(
+        tier=Tier.EXPERT,
+        staged_rows=(2000, 4000),
+        confounders=(3, 5),
+        blockers=(0, 1),
+        instruments=(0, 1),
+        predictors=(1, 3),
+        irrelevant=(1, 3),
+        decoys=(0, 1),
+        binary=(0, 1),
+        categorical=(0, 1),
+        mediators=(0, 1),
+        descendants=(1, 3),
+        outcome_noise_sd=(0.9, 1.2),
+        propensity_strength=1.0,
+        duplicate_fraction=(0.01, 0.025),
+        outlier_fraction=(0.002, 0.004),
+        missing_row_fraction=(0.03, 0.07),
+        alternative_coding_fraction=(0.05, 0.20),
+    ),
 }
+
+#: The disclosed share of train tasks of the expert families (task_id.EXPERT_FAMILIES)
+#: that are expert tasks; eval-expert-v1 holds only expert tasks, the other splits none.
+EXPERT_TRAIN_SHARE = 0.2
 
 #: A train task's row count is its base count times a factor in this range.
 TRAIN_JITTER: FloatRange = (0.5, 1.5)

@@ -23,12 +23,16 @@ from causal_gym.task_id import Family, Namespace, TaskId
 EVAL_V1: Final = "eval-v1"
 #: Tasks per family in eval-v1, as each family declares them, in registry order.
 EVAL_V2: Final = "eval-v2"
-SPLITS: tuple[str, ...] = (EVAL_V1, EVAL_V2)
+#: The expert tier's own split (every task expert; no other split holds one).
+EVAL_EXPERT_V1: Final = "eval-expert-v1"
+SPLITS: tuple[str, ...] = (EVAL_V1, EVAL_V2, EVAL_EXPERT_V1)
 
 
 def split_counts(split: str) -> dict[Family, int]:
     """Tasks per family in a frozen split, as each family declares them, in registry
     order."""
+    if split == EVAL_EXPERT_V1:
+        return {s.name: s.expert_eval_count for s in registered() if s.expert_eval_count}
     return {spec.name: spec.eval_count for spec in registered() if spec.eval_split == split}
 
 
@@ -57,7 +61,7 @@ class ManifestEntry(BaseModel):
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    split: Literal["eval-v1", "eval-v2"]
+    split: Literal["eval-v1", "eval-v2", "eval-expert-v1"]
     generator_version: int = Field(ge=1)
     key_fingerprint: str
     counts: dict[Family, int]

@@ -59,6 +59,8 @@ class ReadmeFacts:
     submission_schema: dict[str, object]
     #: Public names the family declares ("modifier", "mediator", "trial_rows").
     declared: dict[str, str] = field(default_factory=dict)
+    #: The expert tier: the README warns that relationships may be nonlinear.
+    nonlinear: bool = False
 
 
 def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
@@ -187,6 +189,13 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
     if contract is not None:
         start = lines.index("## Assumptions") + 2
         lines[start : start + 3] = [f"- {line}" for line in contract]
+    if facts.nonlinear:  # the expert tier: the form is open, and the README says so
+        end = lines.index("## Submission") - 1
+        lines[end:end] = [
+            "- Functional form: nothing is assumed about it. How the intervention was "
+            f"assigned, how `{outcome.name}` depends on the pre-treatment columns and how "
+            f"the effect differs between {theme.unit}s may all be nonlinear.",
+        ]
     lines += _family_section(facts.family)
     lines += [
         "",

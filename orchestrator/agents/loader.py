@@ -13,11 +13,13 @@ from orchestrator.agents.scripted import (
 )
 from orchestrator.errors import OrchestratorError
 
-#: The seed families' probes (constant and narrow answer every family), then the
+#: The seed families' probes (constant and narrow answer every family; linear-ols is
+#: the honest reference on linear tasks and the expert tier's foil), then the
 #: multi-estimand families' own (reference/estimand_probes.py).
 PROBE_AGENTS = (
     "diff-in-means",
     "post-treatment",
+    "linear-ols",
     "constant",
     "narrow",
     "pooled-for-every-level",

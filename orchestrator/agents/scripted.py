@@ -88,7 +88,7 @@ class ProbePolicy(ScriptedAnalysisPolicy):
     (estimand_probes.py), by the task's family. A probe that does not answer the
     task's family exits with a message and the agent gives up."""
 
-    files: tuple[str, ...] = ("analyst.py", "probes.py")
+    files: tuple[str, ...] = ("analyst.py", "flexible.py", "probes.py")
 
     def __init__(self, probe: str) -> None:
         self.name = probe

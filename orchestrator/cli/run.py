@@ -23,12 +23,14 @@ def run(
     config: Annotated[
         Path | None, Opt("--config", help="A TOML run config (configs/*.toml).")
     ] = None,
-    split: Annotated[str | None, Opt("--split", help="eval-v1, eval-v2 or train.")] = None,
+    split: Annotated[
+        str | None, Opt("--split", help="eval-v1, eval-v2, eval-expert-v1 or train.")
+    ] = None,
     n: Annotated[
         int | None, Opt("-n", help="Number of tasks (eval-v1: all 500 by default).")
     ] = None,
     per_family: Annotated[
-        int | None, Opt("--per-family", help="eval-v1 or eval-v2: this many tasks of each family.")
+        int | None, Opt("--per-family", help="A frozen split: this many tasks of each family.")
     ] = None,
     start: Annotated[int | None, Opt("--start", help="First position in the split.")] = None,
     agent: Annotated[str | None, Opt("--agent", help=AGENT_HELP)] = None,

@@ -17,12 +17,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, FAMILIES, Family
+from causal_gym.task_id import (
+    EVAL_V1_FAMILIES,
+    EVAL_V2_FAMILIES,
+    EXPERT_FAMILIES,
+    FAMILIES,
+    Family,
+)
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.errors import OrchestratorError
 from orchestrator.sandbox.base import SandboxLimits
 
-SPLITS = ("eval-v1", "eval-v2", "train")
+SPLITS = ("eval-v1", "eval-v2", "eval-expert-v1", "train")
+#: The families each frozen split holds (train holds every family).
+SPLIT_FAMILIES = {
+    "eval-v1": EVAL_V1_FAMILIES,
+    "eval-v2": EVAL_V2_FAMILIES,
+    "eval-expert-v1": EXPERT_FAMILIES,
+}
 #: The custom resource only the head node has; head actors require a sliver of it.
 HEAD_RESOURCE = "causal_gym_head"
 #: Fields that change how a run is executed, not what it produces.
@@ -71,7 +83,7 @@ class Retries(_Strict):
 
 
 class RunConfig(_Strict):
-    split: Literal["eval-v1", "eval-v2", "train"] = "eval-v1"
+    split: Literal["eval-v1", "eval-v2", "eval-expert-v1", "train"] = "eval-v1"
     n: int | None = Field(None, ge=1)
     #: Frozen splits only: this many tasks of each family (from `start` within the
     #: family), instead of `n` tasks in manifest order (which groups families).
@@ -104,8 +116,7 @@ class RunConfig(_Strict):
         """Without `families`, a frozen split runs its own families."""
         if isinstance(data, dict) and data.get("families") is None:
             split = data.get("split") or "eval-v1"
-            groups = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}
-            data = {**data, "families": groups.get(split, FAMILIES)}
+            data = {**data, "families": SPLIT_FAMILIES.get(split, FAMILIES)}
         return data
 
     @model_validator(mode="after")
@@ -121,7 +132,7 @@ class RunConfig(_Strict):
             raise ValueError("families is empty")
         if self.per_family is not None and (self.n is not None or self.split == "train"):
             raise ValueError("per_family is for a frozen split and replaces n: give one of them")
-        held = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}.get(self.split, FAMILIES)
+        held = SPLIT_FAMILIES.get(self.split, FAMILIES)
         outside = [f.value for f in self.families if f.value not in held]
         if outside:
             raise ValueError(

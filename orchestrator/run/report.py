@@ -100,14 +100,25 @@ def table_families(summaries: list[dict[str, Any]]) -> list[str]:
     return [f for f in FAMILIES if f in seen] or list(EVAL_V1_FAMILIES)
 
 
-def baseline_header(families: list[str]) -> str:
+#: The baseline table's expert-tier column: mean reward over a run's expert tasks
+#: (all of eval-expert-v1; about a fifth of the expert families' train tasks).
+EXPERT_COLUMN = "Expert tier"
+
+
+def has_expert(summaries: list[dict[str, Any]]) -> bool:
+    return any("expert" in s.get("by_tier", {}) for s in summaries)
+
+
+def baseline_header(families: list[str], expert: bool = False) -> str:
     labels = [family_spec(f).label for f in families]
-    columns = ["Model", "Provider", "Sample", "n", "Mean reward", *labels, "Coverage"]
+    tier = [EXPERT_COLUMN] if expert else []
+    columns = ["Model", "Provider", "Sample", "n", "Mean reward", *labels, *tier, "Coverage"]
     return "| " + " | ".join(columns) + " |\n| --- | --- | --- |" + " ---: |" * (len(columns) - 3)
 
 
-def baseline_row(summary: dict[str, Any], families: list[str]) -> str:
+def baseline_row(summary: dict[str, Any], families: list[str], expert: bool = False) -> str:
     by_family = summary["by_family"]
+    tier = [_cell(summary.get("by_tier", {}).get("expert", {}).get("mean_reward"))]
     cells = [
         f"`{summary['model']}`",
         summary["provider"],
@@ -115,15 +126,20 @@ def baseline_row(summary: dict[str, Any], families: list[str]) -> str:
         str(summary["episodes"]),
         _cell(summary["mean_reward"]),
         *(_cell(by_family.get(f, {}).get("mean_reward")) for f in families),
+        *(tier if expert else []),
         _cell(summary["coverage"]),
     ]
     return "| " + " | ".join(cells) + " |"
 
 
 def baseline_table(summaries: list[dict[str, Any]]) -> list[str]:
-    """The header and one row per summary."""
-    families = table_families(summaries)
-    return [baseline_header(families), *(baseline_row(s, families) for s in summaries)]
+    """The header and one row per summary; the expert-tier column when any summary
+    has expert tasks."""
+    families, expert = table_families(summaries), has_expert(summaries)
+    return [
+        baseline_header(families, expert),
+        *(baseline_row(s, families, expert) for s in summaries),
+    ]
 
 
 def render_markdown(summary: dict[str, Any]) -> str:

@@ -1,0 +1,99 @@
+"""The expert tier's audit, per task: the flexible reference, the width sweep, and
+probes led by linear OLS, the method the tier exists to out-score.
+
+The honest answer is the one flexible.py gives on the staged files. Generation has
+already run exactly that fit on exactly those bytes (solvability, kept in the hidden
+estimand), so the audit takes its estimate and SE from there instead of fitting the
+boosted models a second time; tests/test_expert.py checks that the two agree to the
+last bit. Rows are plain floats, like the other audits' (runner.py forks them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from causal_gym.audit.policies import SWEEP_POLICIES, Policy
+from causal_gym.audit.runner import scored_answer
+from causal_gym.errors import GenerationError
+from causal_gym.reference import analyst, probes
+from causal_gym.scoring.answer import episode_score
+from causal_gym.spec.tiers import Tier
+from causal_gym.task import Task
+
+#: The probes of the expert audit, by report name; linear OLS first.
+EXPERT_PROBES: dict[str, Policy] = {
+    "linear_ols": probes.linear_ols,
+    "diff_in_means": probes.diff_in_means,
+    "post_treatment_adjustment": probes.post_treatment,
+    "constant_zero_huge_interval": probes.constant_zero,
+    "reference_halved_interval": probes.halved,
+}
+
+
+@dataclass(frozen=True)
+class ExpertTaskAudit:
+    key: str
+    task_id: str
+    family: str
+    attempts: int
+    reward: float
+    estimand_reward: float
+    covered: bool
+    width_ratio: float  # the honest interval's width over the anchor r
+    validity: float | None
+    brier_skill: float | None
+    sweep_estimand: tuple[float, ...]
+    sweep_covered: tuple[bool, ...]
+    probes: dict[str, float]
+    linear_covered: bool
+    linear_width_ratio: float
+    prior_skill: float | None
+    prior_reward: float | None
+
+
+def honest_view(task: Task) -> probes.Staged:
+    """The staged files parsed, with the reference fit generation computed on them."""
+    files = task.public.files
+    view = probes.Staged.parse(files["data.csv"], files["README.md"].decode("utf-8"), linear=True)
+    truth = task.hidden.estimands["ate"]
+    estimate, se = truth.reference_estimate, truth.reference_se
+    fit = dataclasses.replace(
+        view.reference,
+        estimate=estimate,
+        se=se,
+        ci_lower=estimate - analyst.Z * se,
+        ci_upper=estimate + analyst.Z * se,
+    )
+    return dataclasses.replace(view, reference=fit)
+
+
+def audit_expert_task(task: Task, key_label: str) -> ExpertTaskAudit:
+    if task.public.tier is not Tier.EXPERT:
+        raise GenerationError(f"{task.public.task_id} is not an expert task")
+    view = honest_view(task)
+    ref = scored_answer(task, probes.honest(view))
+    sweep = [scored_answer(task, policy(view)) for policy in SWEEP_POLICIES]
+    linear = scored_answer(task, probes.linear_ols(view))
+    scores = {name: episode_score(task, p(view)).reward for name, p in EXPERT_PROBES.items()}
+    null_detect = ref.brier_skill is not None
+    prior = scored_answer(task, probes.prior_only(view)) if null_detect else None
+    return ExpertTaskAudit(
+        key=key_label,
+        task_id=task.public.task_id,
+        family=task.public.family.value,
+        attempts=task.public.generation_attempts,
+        reward=ref.reward,
+        estimand_reward=ref.estimand_reward,
+        covered=ref.covered,
+        width_ratio=ref.width_ratio,
+        validity=ref.validity,
+        brier_skill=ref.brier_skill,
+        sweep_estimand=tuple(s.estimand_reward for s in sweep),
+        sweep_covered=tuple(s.covered for s in sweep),
+        probes=scores,
+        linear_covered=linear.covered,
+        linear_width_ratio=linear.width_ratio,
+        prior_skill=prior.brier_skill if prior else None,
+        prior_reward=prior.reward if prior else None,
+    )
