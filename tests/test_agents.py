@@ -252,11 +252,24 @@ def test_bad_agent_behaviour_becomes_statuses() -> None:
     assert result.status is EpisodeStatus.SUBMITTED and result.invalid_attempts == 1
 
 
-@pytest.mark.parametrize("family", ["ate", "adjustment", "null_detect"])
-def test_reference_agent_scores_like_the_audit_reference(family: str) -> None:
-    task = generate_task(f"train:{family}:21", KEY)
+@pytest.mark.parametrize(
+    "task_id",
+    [
+        "train:ate:21",
+        "train:adjustment:21",
+        "train:null_detect:21",
+        "eval-expert-v1:ate:4",
+        "eval-expert-v1:null_detect:5",
+    ],
+)
+def test_reference_agent_scores_like_the_audit_reference(task_id: str) -> None:
+    """In the sandbox: the kit (analyst.py, flexible.py) written, the reference run,
+    its answer submitted. An expert task's answer is flexible.py's AIPW, the same to
+    the last digits as the fit generation stored, and its width is the reference's,
+    not the anchor's (the efficiency bound sits below it)."""
+    task = generate_task(task_id, KEY)
     result = episode(load_policy("reference"), task=task)
-    assert result.status is EpisodeStatus.SUBMITTED and result.turns == 3
+    assert result.status is EpisodeStatus.SUBMITTED and result.turns == 4
     expected = honest(
         Staged.parse(task.public.files["data.csv"], task.public.files["README.md"].decode())
     )
@@ -275,7 +288,12 @@ def test_reference_agent_scores_like_the_audit_reference(family: str) -> None:
         validate_submission(task.public.family, expected, task.public.columns).submission,
     )
     assert got.reward == pytest.approx(want.reward, rel=1e-9)
-    assert got.width_ratio == pytest.approx(1.0)
+    if task.public.tier.value == "expert":
+        stored = task.hidden.estimands["ate"]
+        assert result.submission["estimate"] == pytest.approx(stored.reference_estimate, rel=1e-9)
+        assert got.width_ratio > 1.0
+    else:
+        assert got.width_ratio == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize(
@@ -396,7 +414,7 @@ def test_episode_cli_prints_the_scored_record() -> None:
     proc = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "reference", "--transcript")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["status"] == "submitted" and record["turns"] == 3
+    assert record["status"] == "submitted" and record["turns"] == 4
     assert record["width_ratio"] == pytest.approx(1.0) and record["reward"] > 0
     assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]
     bad = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "openai")

@@ -85,7 +85,8 @@ def test_cli_list_and_verify() -> None:
     verified = causal_gym_cli("manifest", "verify", "--limit", "3")
     assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
     bad = causal_gym_cli("manifest", "list", "--split", "v2")
-    assert bad.returncode == 2 and "accepted splits are eval-v1, eval-v2" in bad.stderr
+    assert bad.returncode == 2
+    assert "accepted splits are eval-v1, eval-v2, eval-expert-v1" in bad.stderr
 
 
 def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
@@ -110,7 +111,9 @@ def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> N
 
 @pytest.mark.parametrize(
     ("task_id", "split"), [("eval-v2:cate:150", "eval-v2"), ("eval-v2:ate:0", "eval-v2"),
-                           ("eval-v1:mediation:0", "eval-v1")]
+                           ("eval-v1:mediation:0", "eval-v1"),
+                           ("eval-expert-v1:ate:100", "eval-expert-v1"),
+                           ("eval-expert-v1:cate:0", "eval-expert-v1")]
 )  # fmt: skip
 def test_ids_outside_either_manifest_are_errors(default_key, task_id: str, split: str) -> None:
     with pytest.raises(TaskIdError, match=f"not in the frozen {split} manifest"):
@@ -122,3 +125,29 @@ def test_cli_lists_and_verifies_eval_v2() -> None:
     assert listed.returncode == 0 and len(listed.stdout.split()) == 450
     verified = causal_gym_cli("manifest", "verify", "--split", "eval-v2", "--limit", "3")
     assert verified.returncode == 0 and "verified 3 of 450 tasks, 0 mismatches" in verified.stdout
+
+
+def test_eval_expert_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
+    """eval-expert-v1 is verified in CI like the other splits: the expert tier of the
+    seed's families, 100 each (five whole null_detect blocks), every task expert."""
+    from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+    from causal_gym.splits.manifest import split_ids
+
+    manifest = load_manifest("eval-expert-v1")
+    assert [e.task_id for e in manifest.tasks] == split_ids("eval-expert-v1")
+    assert Counter(e.family.value for e in manifest.tasks) == {
+        "ate": 100, "adjustment": 100, "null_detect": 100
+    }  # fmt: skip
+    assert manifest.counts["null_detect"] % NULL_BLOCK_SIZE == 0
+    assert {e.tier.value for e in manifest.tasks} == {"expert"}
+    assert manifest.generator_version == GENERATOR_VERSION
+    sample = spread_sample(manifest.tasks, 6)
+    assert {e.family for e in sample} == {e.family for e in manifest.tasks}
+    assert verify_entries(manifest, sample, default_key) == []
+
+
+def test_cli_lists_and_verifies_eval_expert() -> None:
+    listed = causal_gym_cli("manifest", "list", "--split", "eval-expert-v1")
+    assert listed.returncode == 0 and len(listed.stdout.split()) == 300
+    verified = causal_gym_cli("manifest", "verify", "--split", "eval-expert-v1", "--limit", "2")
+    assert verified.returncode == 0 and "verified 2 of 300 tasks, 0 mismatches" in verified.stdout

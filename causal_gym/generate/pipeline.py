@@ -210,15 +210,24 @@ def _stage_single(
     return _Staged(files, facts, {"ate": estimand})
 
 
+def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
+    """A candidate's SCM and column names; an expert SCM's terms come back centered by
+    their exact means under the roots' marginals, which naming chooses."""
+    spec = TIER_SPECS[plan.tier]
+    expert = plan.tier is Tier.EXPERT
+    scm = build_scm(spec, plan.task_id.family, plan.effect_class, streams.scm, expert=expert)
+    naming = name_columns(scm, streams.naming)
+    if scm.nonlinear is not None:
+        scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
+    return scm, naming
+
+
 def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
     spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
     shape = family_spec(family)
     expert = plan.tier is Tier.EXPERT
-    scm = build_scm(spec, family, plan.effect_class, streams.scm, expert=expert)
-    naming = name_columns(scm, streams.naming)
-    if scm.nonlinear is not None:  # exact term means need the roots' marginals
-        scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
+    scm, naming = draw_scm(plan, streams)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
     sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
     certificate = certify(

@@ -1,5 +1,6 @@
 """The causal-gym verifiers taskset: `train` (infinite) or a frozen split (`eval-v1`,
-the seed's three families; `eval-v2`, the multi-estimand ones)."""
+the seed's three families; `eval-v2`, the multi-estimand ones; `eval-expert-v1`, the
+expert tier of the seed's three)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ FamilyName = Literal["ate", "adjustment", "null_detect", "cate", "mediation", "o
 
 
 class CausalGymTasksetConfig(vf.TasksetConfig):
-    split: Literal["train", "eval-v1", "eval-v2"] = "train"
-    """`train`: unbounded, families interleaved; `eval-v1` (500 tasks) or `eval-v2`
-    (450): a frozen split in order."""
+    split: Literal["train", "eval-v1", "eval-v2", "eval-expert-v1"] = "train"
+    """`train`: unbounded, families interleaved (a fifth of the ate, adjustment and
+    null_detect tasks are expert); `eval-v1` (500 tasks), `eval-v2` (450) or
+    `eval-expert-v1` (300): a frozen split in order."""
     families: list[FamilyName] = Field(default_factory=lambda: list(get_args(FamilyName)))
     """Families to draw from (train) or keep (a frozen split)."""
     task: CausalGymTaskConfig = CausalGymTaskConfig()
