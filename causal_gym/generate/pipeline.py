@@ -15,11 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 
-import numpy as np
-
 from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
-from causal_gym.families.obs_vs_rct import TRIAL_SHARE
 from causal_gym.families.registry import family_spec
 from causal_gym.generate.efficiency import (
     EXPERT_INTERVAL_ALPHA,
@@ -27,6 +24,7 @@ from causal_gym.generate.efficiency import (
     efficiency_bound,
 )
 from causal_gym.generate.solvability import Z, check_multi_solvability, check_solvability
+from causal_gym.generate.trial import merged_coding, trial_csv
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
@@ -39,7 +37,7 @@ from causal_gym.spec.plan import TaskPlan, plan_task
 from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.splits.manifest import frozen_rows
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
-from causal_gym.staging.mess import MessPlan, MessyFrame, TreatmentCoding, make_messy, plan_mess
+from causal_gym.staging.mess import MessyFrame, make_messy, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
@@ -83,32 +81,6 @@ class _Staged:
     estimands: dict[str, Estimand]
 
 
-def _trial_csv(
-    scm: Scm, naming: Naming, mess_plan: MessPlan, plan: TaskPlan, rng: np.random.Generator
-) -> tuple[bytes, TreatmentCoding, int] | None:
-    """obs_vs_rct's randomized trial: same SCM, treatment by a fair coin, its own
-    sample and messiness from the `trial` stream, the extract's treatment codes (None
-    when a value falls outside its documented range)."""
-    share = float(rng.uniform(*TRIAL_SHARE))
-    spec = TIER_SPECS[plan.tier]
-    own = plan_mess(spec, max(200, round(plan.staged_rows * share)), rng)
-    trial_plan = dataclasses.replace(
-        own, primary=mess_plan.primary, alternative=mess_plan.alternative
-    )
-    sample = sample_clean(scm, trial_plan.n_clean, rng, naming.marginals, randomized=True)
-    messy = make_messy(scm, sample, trial_plan, OUTCOME_ID, rng)
-    if out_of_bounds(messy, naming):
-        return None
-    return render_csv(messy, naming), messy.coding, messy.n_rows
-
-
-def _merged(first: TreatmentCoding, second: TreatmentCoding) -> TreatmentCoding:
-    return TreatmentCoding(
-        tuple(dict.fromkeys(first.treated + second.treated)),
-        tuple(dict.fromkeys(first.control + second.control)),
-    )
-
-
 def _stage_multi(
     scm: Scm, naming: Naming, messy: MessyFrame, plan: TaskPlan, streams: TaskStreams
 ) -> _Staged | Rejection:
@@ -126,11 +98,11 @@ def _stage_multi(
     if mediators:
         declared["mediator"] = naming.name_of(mediators[0])
     if "trial.csv" in spec.staged_files:
-        trial = _trial_csv(scm, naming, messy.plan, plan, streams.trial)
+        trial = trial_csv(scm, naming, messy.plan, plan, streams.trial)
         if trial is None:
             return Rejection(0, ("a staged value lies outside its documented range",))
         files["trial.csv"], trial_coding, trial_rows = trial
-        coding, declared["trial_rows"] = _merged(coding, trial_coding), str(trial_rows)
+        coding, declared["trial_rows"] = merged_coding(coding, trial_coding), str(trial_rows)
     facts = ReadmeFacts(
         family,
         naming.theme,

@@ -1,0 +1,132 @@
+"""Benchmark: expert-tier generation time per task on one core, against its 2 s budget.
+
+`generate_task` on eval-expert-v1 ids, the process pinned to one CPU and every
+numeric library to one thread. Beside the total, the three parts the expert tier
+adds are timed again on the same task: the term means (quadrature under the roots'
+marginals), the efficiency-bound Monte Carlo, and the flexible reference's
+cross-fitted AIPW on the staged bytes. A linear (non-expert) train task of the same
+family is generated in the same loop, so "expert / linear" is a ratio measured
+in this run, whatever the machine's speed.
+
+    .venv/bin/python scripts/bench_expert.py [--per-family 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import time
+from collections.abc import Iterator
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"  # before numpy loads
+
+import numpy as np  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.progress import Progress  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from causal_gym import generate_task, resolve_key  # noqa: E402
+from causal_gym.generate.efficiency import efficiency_bound  # noqa: E402
+from causal_gym.generate.pipeline import draw_scm  # noqa: E402
+from causal_gym.reference import analyst  # noqa: E402
+from causal_gym.reference.flexible import fit_flexible  # noqa: E402
+from causal_gym.rng_keys.derive import derive_streams  # noqa: E402
+from causal_gym.scm.nonlinear import centered  # noqa: E402
+from causal_gym.spec.plan import plan_task  # noqa: E402
+from causal_gym.spec.tiers import Tier  # noqa: E402
+from causal_gym.task_id import EXPERT_FAMILIES, TaskId  # noqa: E402
+
+BUDGET_S = 2.0
+
+
+def _timed(fn, *args):  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - start
+
+
+def parts(task_id: str, key, attempts: int) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
+    """Seconds for the term means, the anchor's Monte Carlo and the reference fit."""
+    tid = TaskId.parse(task_id)
+    streams = derive_streams(key, tid, attempts - 1)
+    scm, naming = draw_scm(plan_task(key, tid), streams)
+    assert scm.nonlinear is not None
+    means = _timed(centered, scm.nonlinear, naming.marginals)
+    anchor = _timed(efficiency_bound, scm, naming.marginals, np.random.default_rng(0))
+    task = generate_task(tid, key)
+    readme = task.public.files["README.md"].decode("utf-8")
+    dictionary = analyst.parse_readme(readme)
+    frame = analyst.read_staged(task.public.files["data.csv"], dictionary)
+    return means, anchor, _timed(fit_flexible, frame, dictionary)
+
+
+def linear_ids(family: str, key) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """Train ids of the family whose tasks are not expert, in index order."""
+    for index in itertools.count():
+        tid = TaskId.parse(f"train:{family}:{index}")
+        if plan_task(key, tid).tier is not Tier.EXPERT:
+            yield str(tid)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-family", type=int, default=50)
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    key = resolve_key(environ={})
+    generate_task("eval-expert-v1:ate:0", key)  # warm imports outside the clock
+    console = Console(width=120)
+    table = Table(title=f"bench_expert (one core, {args.per_family} tasks per family)")
+    for col in (
+        "family",
+        "mean s",
+        "p50 s",
+        "p95 s",
+        "max s",
+        "over 2 s",
+        "term means",
+        "anchor MC",
+        "AIPW fit",
+        "linear task s",
+        "expert / linear",
+    ):
+        table.add_column(col, justify="right")
+    with Progress(console=console) as progress:
+        for family in EXPERT_FAMILIES:
+            job = progress.add_task(family, total=args.per_family)
+            totals, linear, split = [], [], []
+            others = linear_ids(family, key)
+            for i in range(args.per_family):
+                task_id = f"eval-expert-v1:{family}:{i}"
+                start = time.perf_counter()
+                task = generate_task(task_id, key)
+                totals.append(time.perf_counter() - start)
+                assert task.public.tier is Tier.EXPERT
+                split.append(parts(task_id, key, task.public.generation_attempts))
+                start = time.perf_counter()
+                generate_task(next(others), key)
+                linear.append(time.perf_counter() - start)
+                progress.advance(job)
+            cuts = np.percentile(totals, [50, 95])
+            means = [statistics.mean(s[k] for s in split) for k in range(3)]
+            table.add_row(
+                family,
+                f"{statistics.mean(totals):.3f}",
+                f"{cuts[0]:.3f}",
+                f"{cuts[1]:.3f}",
+                f"{max(totals):.3f}",
+                str(sum(t > BUDGET_S for t in totals)),
+                *(f"{m:.3f}" for m in means),
+                f"{statistics.mean(linear):.3f}",
+                f"{statistics.mean(totals) / statistics.mean(linear):.1f}x",
+            )
+    console.print(table)
+    console.print(f"budget: {BUDGET_S} s per expert task on one core")
+
+
+if __name__ == "__main__":
+    main()

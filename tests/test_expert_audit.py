@@ -1,0 +1,174 @@
+"""The expert tier's audit: the committed report passes its checks when they are
+recomputed from the file, each check flips when its numbers are bad, a live run
+through the CLI reports and exits by its checks, and the baseline table gains the
+expert-tier column."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym.audit.expert_report import (
+    LINEAR_COVERAGE_LIMIT,
+    ExpertAuditReport,
+    evaluate_expert_checks,
+)
+from causal_gym.audit.report import FALSE_ALARM_BUDGET
+from orchestrator.run.report import EXPERT_COLUMN, baseline_table
+from tests.support.cli import causal_gym_cli
+
+COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_expert.json")))
+FAMILIES = ("ate", "adjustment", "null_detect")
+
+
+def committed() -> ExpertAuditReport:
+    return ExpertAuditReport.model_validate_json(COMMITTED.read_text())
+
+
+def parts(report: ExpertAuditReport) -> dict[str, Any]:
+    skip = {"checks", "total_false_alarm"}
+    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
+
+
+def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
+    return {c.name: c.passed for c in evaluate_expert_checks(report_parts)}
+
+
+def test_committed_report_passes_its_checks_when_recomputed() -> None:
+    report = committed()
+    assert [k.label for k in report.keys][0] == "default" and len(report.keys) >= 3
+    assert report.namespace == "eval-expert-v1" and report.per_family >= 400
+    assert tuple(report.families) == FAMILIES
+    assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
+    recomputed = evaluate_expert_checks(parts(report))
+    assert [c.model_dump() for c in recomputed] == [c.model_dump() for c in report.checks]
+    failing = [c.name for c in recomputed if not c.passed]
+    assert not failing, failing
+    assert report.total_false_alarm < FALSE_ALARM_BUDGET
+    for family, s in report.families.items():
+        assert s.linear_coverage < LINEAR_COVERAGE_LIMIT, family
+        assert set(report.hack_probes[family]) >= {"linear_ols", "diff_in_means"}
+        # the bound is what no analyst beats: the reference's width sits above it
+        assert s.mean_width_ratio > 1.0, family
+    assert report.prior is not None and report.prior.max_abs_block_skill < 1e-9
+    for suffix in ("width_sweep", "coverage", "rewards"):
+        png = COMMITTED.with_name(f"audit_report_expert_{suffix}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _family(p: dict[str, Any], family: str, **changes: Any) -> dict[str, Any]:
+    summary = p["families"][family].model_copy(update=changes)
+    return {**p, "families": {**p["families"], family: summary}}
+
+
+def _probe(p: dict[str, Any], family: str, probe: str) -> dict[str, Any]:
+    gap = p["hack_probes"][family][probe].model_copy(update={"diff_mean": 0.05})
+    probes = {**p["hack_probes"][family], probe: gap}
+    return {**p, "hack_probes": {**p["hack_probes"], family: probes}}
+
+
+def _sweep(p: dict[str, Any], family: str) -> dict[str, Any]:
+    sweep = p["width_sweep"][family]
+    diffs = list(sweep.diff_mean_vs_90)
+    diffs[sweep.levels.index(0.95)] = 0.05
+    changed = sweep.model_copy(update={"diff_mean_vs_90": tuple(diffs)})
+    return {**p, "width_sweep": {**p["width_sweep"], family: changed}}
+
+
+def _low_coverage(p: dict[str, Any], family: str) -> dict[str, Any]:
+    n = p["families"][family].n
+    return _family(p, family, covered=n * 8 // 10, coverage=0.8)
+
+
+def _linear_covers(p: dict[str, Any], family: str) -> dict[str, Any]:
+    n = p["families"][family].n
+    return _family(p, family, linear_covered=n * 9 // 10, linear_coverage=0.9)
+
+
+def _prior(p: dict[str, Any]) -> dict[str, Any]:
+    return {**p, "prior": p["prior"].model_copy(update={"max_abs_block_skill": 0.01})}
+
+
+PERTURBATIONS = [
+    (lambda p: _low_coverage(p, "ate"), "coverage is 0.9 (ate)"),
+    (lambda p: _sweep(p, "adjustment"), "no interval level beats 0.90 (adjustment)"),
+    (lambda p: _linear_covers(p, "null_detect"), "linear OLS coverage below 0.6 (null_detect)"),
+    (lambda p: _probe(p, "ate", "linear_ols"), "linear_ols below honest (ate)"),
+    (
+        lambda p: _probe(p, "adjustment", "reference_halved_interval"),
+        "reference_halved_interval below honest (adjustment)",
+    ),
+    (_prior, "the disclosed prior has Brier skill exactly 0 on whole blocks (null_detect)"),
+]
+
+
+@pytest.mark.parametrize(("perturb", "check"), PERTURBATIONS)
+def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> None:
+    good = parts(committed())
+    assert verdicts(good)[check] is True
+    bad = verdicts(perturb(good))
+    assert bad[check] is False
+    flipped = {name for name, ok in bad.items() if not ok}
+    powered = next(name for name in bad if name.startswith("the audit is powered"))
+    assert flipped <= {check, powered}
+
+
+@pytest.mark.slow
+def test_live_expert_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> None:
+    """The smallest run the CLI takes (20 per family, one key): every task expert,
+    the three families reported, plots, and an exit code and FAIL lines that follow
+    the recomputed checks (a run this small is underpowered, and says so)."""
+    out = tmp_path / "audit.json"
+    proc = causal_gym_cli(
+        "audit", "--families", "eval-expert-v1", "--per-family", "20", "--keys", "1",
+        "--workers", "2", "--out", str(out),
+    )  # fmt: skip
+    live = ExpertAuditReport.model_validate_json(out.read_text())
+    assert tuple(live.families) == FAMILIES and live.keys[0].materialized == 60
+    recomputed = evaluate_expert_checks(parts(live))
+    assert [c.passed for c in recomputed] == [c.passed for c in live.checks]
+    assert proc.returncode == (0 if all(c.passed for c in recomputed) else 1)
+    for c in recomputed:
+        assert (f"FAIL {c.name}" in proc.stderr) == (not c.passed), c.name
+    for suffix in ("width_sweep", "coverage", "rewards"):
+        assert (tmp_path / f"audit_{suffix}.png").stat().st_size > 1000
+
+
+def test_bad_expert_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    out = str(tmp_path / "a.json")
+    unknown = causal_gym_cli("audit", "--families", "expert", "--out", out)
+    assert unknown.returncode == 2
+    assert "accepted are eval-v1, eval-v2, eval-expert-v1" in unknown.stderr
+    mixed = causal_gym_cli(
+        "audit", "--families", "eval-expert-v1", "--namespace", "eval-v1", "--out", out
+    )
+    assert mixed.returncode == 2 and "drop --namespace" in mixed.stderr
+    assert not (tmp_path / "a.json").exists()
+
+
+def _summary(model: str, by_tier: dict[str, float]) -> dict[str, Any]:
+    return {
+        "model": model,
+        "provider": "scripted",
+        "sample": "train, 30 tasks",
+        "episodes": 30,
+        "mean_reward": 0.5,
+        "coverage": 0.9,
+        "by_family": {"ate": {"mean_reward": 0.5}},
+        "by_tier": {tier: {"mean_reward": r} for tier, r in by_tier.items()},
+    }
+
+
+def test_the_baseline_table_gains_an_expert_column_when_a_run_has_expert_tasks() -> None:
+    plain = baseline_table([_summary("a", {"easy": 0.8})])
+    assert EXPERT_COLUMN not in plain[0]
+    mixed = baseline_table([_summary("a", {"easy": 0.8, "expert": 0.61}), _summary("b", {})])
+    assert EXPERT_COLUMN in mixed[0]
+    header = [c.strip() for c in mixed[0].split("\n")[0].strip("|").split("|")]
+    first = [c.strip() for c in mixed[1].strip("|").split("|")]
+    second = [c.strip() for c in mixed[2].strip("|").split("|")]
+    column = header.index(EXPERT_COLUMN)
+    assert first[column] == "0.6100" and second[column] == ""
