@@ -77,7 +77,10 @@ def plot_rewards(rows: list[TaskAudit], path: Path) -> None:
     left.set_title("Honest reward by family")
     left.legend()
     names = ["honest", "aipw_third_party", *HACK_PROBES]
-    data = [[max(-1.0, r.reward) for r in rows], [max(-1.0, r.aipw_reward) for r in rows]]
+    data = [
+        [max(-1.0, r.reward) for r in rows],
+        [max(-1.0, r.aipw_reward) for r in rows if not r.expert],
+    ]
     data += [[max(-1.0, r.probes[name]) for r in rows] for name in HACK_PROBES]
     right.boxplot(data, showfliers=False)
     right.set_xticks(range(1, len(names) + 1), [n.replace("_", "\n") for n in names], fontsize=7)

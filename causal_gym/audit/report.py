@@ -117,9 +117,12 @@ class AuditReport(Model):
     hack_probes: dict[str, HackProbe]
     structural_null_narrow: NullNarrowProbe
     prior_only_null: PriorOnlyProbe
-    third_party: dict[str, ThirdParty]  # families and "overall"
+    third_party: dict[str, ThirdParty]  # families and "overall", linear tiers only
     checks: tuple[Check, ...]
     total_false_alarm: float
+    #: Audited tasks of the expert tier (answered by flexible.py, anchored on the
+    #: efficiency bound); 0 in reports made before the tier existed.
+    expert_tasks: int = 0
 
     @property
     def passed(self) -> bool:

@@ -62,6 +62,9 @@ class TaskAudit:
     prior_reward: float | None
     aipw_reward: float
     aipw_covered: bool
+    #: An expert-tier task (a fifth of these families' train tasks): its honest answer
+    #: is flexible.py's, and the linear third-party analyst is not compared on it.
+    expert: bool = False
 
 
 def scored_answer(task: Task, answer: dict[str, object]) -> ScoreRecord:
@@ -103,6 +106,7 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
         prior_reward=prior.reward if prior else None,
         aipw_reward=aipw.reward,
         aipw_covered=aipw.covered,
+        expert=task.public.tier.value == "expert",
     )
 
 

@@ -129,6 +129,9 @@ def summarize(
             for label in labels:
                 groups[f"{family}/{label}"] = [r for r in members if r.key == label]
     groups["overall"] = rows
+    # The third-party analyst's models are linear: it is compared on the linear tiers
+    # (the expert tier's own audit shows what linear models do there).
+    linear = {g: [r for r in m if not r.expert] for g, m in pooled.items()}
     nulls = [r for r in rows if r.narrow_estimand is not None]
     nd = [r for r in rows if r.prior_skill is not None]
     report: dict[str, Any] = {
@@ -173,8 +176,9 @@ def summarize(
                 covered=int(sum(r.aipw_covered for r in m)),
                 coverage=float(np.mean([r.aipw_covered for r in m])),
             )
-            for g, m in pooled.items()
+            for g, m in linear.items()
         },
+        "expert_tasks": sum(r.expert for r in rows),
     }
     report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency_checks(report)
     checks = evaluate_checks(report)
