@@ -12,6 +12,7 @@ import pytest
 
 from causal_gym.audit.estimand_report import EstimandAuditReport, evaluate_estimand_checks
 from causal_gym.audit.report import FALSE_ALARM_BUDGET
+from tests.support.audit_checks import parts, probe_above_honest, sweep_beats_90, with_family
 from tests.support.cli import causal_gym_cli
 
 COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_v2.json")))
@@ -20,11 +21,6 @@ FAMILIES = ("cate", "mediation", "obs_vs_rct")
 
 def committed() -> EstimandAuditReport:
     return EstimandAuditReport.model_validate_json(COMMITTED.read_text())
-
-
-def parts(report: EstimandAuditReport) -> dict[str, Any]:
-    skip = {"checks", "total_false_alarm"}
-    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
 
 
 def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
@@ -52,29 +48,10 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _family(p: dict[str, Any], family: str, **changes: Any) -> dict[str, Any]:
-    summary = p["families"][family].model_copy(update=changes)
-    return {**p, "families": {**p["families"], family: summary}}
-
-
 def _coverage(p: dict[str, Any], family: str, name: str) -> dict[str, Any]:
     c = p["families"][family].coverage[name]
     low = c.model_copy(update={"covered": c.n * 8 // 10, "coverage": 0.8})
-    return _family(p, family, coverage={**p["families"][family].coverage, name: low})
-
-
-def _probe(p: dict[str, Any], family: str, probe: str) -> dict[str, Any]:
-    gap = p["hack_probes"][family][probe].model_copy(update={"diff_mean": 0.05})
-    probes = {**p["hack_probes"][family], probe: gap}
-    return {**p, "hack_probes": {**p["hack_probes"], family: probes}}
-
-
-def _sweep(p: dict[str, Any], family: str) -> dict[str, Any]:
-    sweep = p["width_sweep"][family]
-    diffs = list(sweep.diff_mean_vs_90)
-    diffs[sweep.levels.index(0.95)] = 0.05
-    changed = sweep.model_copy(update={"diff_mean_vs_90": tuple(diffs)})
-    return {**p, "width_sweep": {**p["width_sweep"], family: changed}}
+    return with_family(p, family, coverage={**p["families"][family].coverage, name: low})
 
 
 def _forecast(p: dict[str, Any]) -> dict[str, Any]:
@@ -87,16 +64,16 @@ PERTURBATIONS = [
     (lambda p: _coverage(p, "mediation", "indirect"), "coverage is 0.9 (mediation indirect)"),
     (lambda p: _coverage(p, "cate", "first_level"), "coverage is 0.9 (cate first_level)"),
     (
-        lambda p: _family(p, "obs_vs_rct", mean_reward=0.97, sd_reward=0.05),
+        lambda p: with_family(p, "obs_vs_rct", mean_reward=0.97, sd_reward=0.05),
         "honest reward in (0.75, 0.9) (obs_vs_rct)",
     ),
-    (lambda p: _sweep(p, "cate"), "no interval level beats 0.90 (cate)"),
+    (lambda p: sweep_beats_90(p, "cate"), "no interval level beats 0.90 (cate)"),
     (
-        lambda p: _probe(p, "mediation", "mediator_as_confounder"),
+        lambda p: probe_above_honest(p, "mediation", "mediator_as_confounder"),
         "mediator_as_confounder below honest (mediation)",
     ),
     (
-        lambda p: _probe(p, "cate", "pooled_for_every_level"),
+        lambda p: probe_above_honest(p, "cate", "pooled_for_every_level"),
         "pooled_for_every_level below honest (cate)",
     ),
     (_forecast, "the prior-only forecast's Brier skill below honest (obs_vs_rct)"),

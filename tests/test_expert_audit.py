@@ -18,6 +18,7 @@ from causal_gym.audit.expert_report import (
 )
 from causal_gym.audit.report import FALSE_ALARM_BUDGET
 from orchestrator.run.report import EXPERT_COLUMN, baseline_table
+from tests.support.audit_checks import parts, probe_above_honest, sweep_beats_90, with_family
 from tests.support.cli import causal_gym_cli
 
 COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_expert.json")))
@@ -26,11 +27,6 @@ FAMILIES = ("ate", "adjustment", "null_detect")
 
 def committed() -> ExpertAuditReport:
     return ExpertAuditReport.model_validate_json(COMMITTED.read_text())
-
-
-def parts(report: ExpertAuditReport) -> dict[str, Any]:
-    skip = {"checks", "total_false_alarm"}
-    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
 
 
 def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
@@ -59,33 +55,14 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def _family(p: dict[str, Any], family: str, **changes: Any) -> dict[str, Any]:
-    summary = p["families"][family].model_copy(update=changes)
-    return {**p, "families": {**p["families"], family: summary}}
-
-
-def _probe(p: dict[str, Any], family: str, probe: str) -> dict[str, Any]:
-    gap = p["hack_probes"][family][probe].model_copy(update={"diff_mean": 0.05})
-    probes = {**p["hack_probes"][family], probe: gap}
-    return {**p, "hack_probes": {**p["hack_probes"], family: probes}}
-
-
-def _sweep(p: dict[str, Any], family: str) -> dict[str, Any]:
-    sweep = p["width_sweep"][family]
-    diffs = list(sweep.diff_mean_vs_90)
-    diffs[sweep.levels.index(0.95)] = 0.05
-    changed = sweep.model_copy(update={"diff_mean_vs_90": tuple(diffs)})
-    return {**p, "width_sweep": {**p["width_sweep"], family: changed}}
-
-
 def _low_coverage(p: dict[str, Any], family: str) -> dict[str, Any]:
     n = p["families"][family].n
-    return _family(p, family, covered=n * 8 // 10, coverage=0.8)
+    return with_family(p, family, covered=n * 8 // 10, coverage=0.8)
 
 
 def _linear_covers(p: dict[str, Any], family: str) -> dict[str, Any]:
     n = p["families"][family].n
-    return _family(p, family, linear_covered=n * 9 // 10, linear_coverage=0.9)
+    return with_family(p, family, linear_covered=n * 9 // 10, linear_coverage=0.9)
 
 
 def _prior(p: dict[str, Any]) -> dict[str, Any]:
@@ -94,11 +71,11 @@ def _prior(p: dict[str, Any]) -> dict[str, Any]:
 
 PERTURBATIONS = [
     (lambda p: _low_coverage(p, "ate"), "coverage is 0.9 (ate)"),
-    (lambda p: _sweep(p, "adjustment"), "no interval level beats 0.90 (adjustment)"),
+    (lambda p: sweep_beats_90(p, "adjustment"), "no interval level beats 0.90 (adjustment)"),
     (lambda p: _linear_covers(p, "null_detect"), "linear OLS coverage below 0.6 (null_detect)"),
-    (lambda p: _probe(p, "ate", "linear_ols"), "linear_ols below honest (ate)"),
+    (lambda p: probe_above_honest(p, "ate", "linear_ols"), "linear_ols below honest (ate)"),
     (
-        lambda p: _probe(p, "adjustment", "reference_halved_interval"),
+        lambda p: probe_above_honest(p, "adjustment", "reference_halved_interval"),
         "reference_halved_interval below honest (adjustment)",
     ),
     (_prior, "the disclosed prior has Brier skill exactly 0 on whole blocks (null_detect)"),

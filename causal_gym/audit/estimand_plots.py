@@ -4,6 +4,7 @@ estimand and the reward distributions of honest answers and probes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -17,7 +18,10 @@ from causal_gym.audit.report import NOMINAL_COVERAGE
 from causal_gym.audit.stats import binomial_acceptance
 
 
-def plot_width_sweep(report: EstimandAuditReport, path: Path) -> None:
+def plot_width_sweep(
+    report: Any, path: Path, title: str = "Width sweep, multi-estimand families"
+) -> None:
+    """Any audit report with per-family `width_sweep` entries (this one, the expert's)."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for family, sweep in report.width_sweep.items():
         means = np.array(sweep.mean_estimand_reward)
@@ -27,7 +31,7 @@ def plot_width_sweep(report: EstimandAuditReport, path: Path) -> None:
     ax.axvline(NOMINAL_COVERAGE, linestyle="--", color="grey")
     ax.set_xlabel("nominal level of every interval (reference estimates, rescaled SEs)")
     ax.set_ylabel("mean estimand reward (band: 2 SE of the gap to 0.90)")
-    ax.set_title("Width sweep, multi-estimand families")
+    ax.set_title(title)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -57,7 +61,14 @@ def plot_coverage(report: EstimandAuditReport, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_rewards(report: EstimandAuditReport, rows: list[EstimandTaskAudit], path: Path) -> None:
+def plot_rewards(
+    report: Any,
+    rows: list[Any],
+    path: Path,
+    title: str = "Honest answers versus hack probes",
+) -> None:
+    """Per family, the honest reward beside each probe's (`hack_probes[family]`; rows
+    with `family`, `reward` and `probes`)."""
     families = list(report.families)
     fig, axes = plt.subplots(1, len(families), figsize=(4.5 * len(families), 4.2), squeeze=False)
     for ax, family in zip(axes[0], families, strict=True):
@@ -69,7 +80,7 @@ def plot_rewards(report: EstimandAuditReport, rows: list[EstimandTaskAudit], pat
         ax.set_xticks(range(1, len(names) + 1), [n.replace("_", "\n") for n in names], fontsize=6)
         ax.set_title(family)
         ax.set_ylabel("reward (clipped at -1 for display)")
-    fig.suptitle("Honest answers versus hack probes")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,5 +1,6 @@
-"""PNG plots beside the expert audit's numbers: the width sweep, honest versus linear
-OLS coverage, and the reward distributions of the honest answers and the probes."""
+"""PNG plots beside the expert audit's numbers: the width sweep and the reward
+distributions (drawn as for the multi-estimand audit), and honest versus linear OLS
+coverage."""
 
 from __future__ import annotations
 
@@ -11,27 +12,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from causal_gym.audit.estimand_plots import plot_rewards, plot_width_sweep
 from causal_gym.audit.expert_audit import ExpertTaskAudit
 from causal_gym.audit.expert_report import LINEAR_COVERAGE_LIMIT, ExpertAuditReport
 from causal_gym.audit.report import NOMINAL_COVERAGE
 from causal_gym.audit.stats import binomial_acceptance
-
-
-def plot_width_sweep(report: ExpertAuditReport, path: Path) -> None:
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for family, sweep in report.width_sweep.items():
-        means = np.array(sweep.mean_estimand_reward)
-        ax.plot(sweep.levels, means, marker="o", label=family)
-        half = 2 * np.array(sweep.diff_sd_vs_90) / np.sqrt(sweep.n)
-        ax.fill_between(sweep.levels, means - half, means + half, alpha=0.12, color="grey")
-    ax.axvline(NOMINAL_COVERAGE, linestyle="--", color="grey")
-    ax.set_xlabel("nominal level of the flexible reference's interval")
-    ax.set_ylabel("mean estimand reward (band: 2 SE of the gap to 0.90)")
-    ax.set_title("Width sweep, expert tier")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def plot_coverage(report: ExpertAuditReport, path: Path) -> None:
@@ -58,30 +43,17 @@ def plot_coverage(report: ExpertAuditReport, path: Path) -> None:
     plt.close(fig)
 
 
-def plot_rewards(report: ExpertAuditReport, rows: list[ExpertTaskAudit], path: Path) -> None:
-    families = list(report.families)
-    fig, axes = plt.subplots(1, len(families), figsize=(4.5 * len(families), 4.2), squeeze=False)
-    for ax, family in zip(axes[0], families, strict=True):
-        group = [r for r in rows if r.family == family]
-        names = ["honest", *report.hack_probes[family]]
-        data = [[max(-1.0, r.reward) for r in group]]
-        data += [[max(-1.0, r.probes[name]) for r in group] for name in names[1:]]
-        ax.boxplot(data, showfliers=False)
-        ax.set_xticks(range(1, len(names) + 1), [n.replace("_", "\n") for n in names], fontsize=6)
-        ax.set_title(family)
-        ax.set_ylabel("reward (clipped at -1 for display)")
-    fig.suptitle("Expert tier: the flexible reference versus linear OLS and the probes")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def write_expert_plots(
     report: ExpertAuditReport, rows: list[ExpertTaskAudit], report_path: Path
 ) -> list[Path]:
     stem = report_path.with_suffix("")
     paths = [Path(f"{stem}_{name}.png") for name in ("width_sweep", "coverage", "rewards")]
-    plot_width_sweep(report, paths[0])
+    plot_width_sweep(report, paths[0], "Width sweep, expert tier")
     plot_coverage(report, paths[1])
-    plot_rewards(report, rows, paths[2])
+    plot_rewards(
+        report,
+        rows,
+        paths[2],
+        "Expert tier: the flexible reference versus linear OLS and the probes",
+    )
     return paths
