@@ -92,7 +92,7 @@ def estimand_score(
     alpha: float = INTERVAL_SCORE_ALPHA,
 ) -> EstimandScore:
     width = upper - lower
-    miss = MISS_PENALTY if alpha == INTERVAL_SCORE_ALPHA else 2.0 / alpha
+    miss = 2.0 / alpha  # MISS_PENALTY at the default level
     interval_loss = width + miss * max(0.0, lower - truth) + miss * max(0.0, truth - upper)
     abs_error = abs(estimate - truth)
     narrow = NARROW_PENALTY * max(0.0, reference_width - width)
