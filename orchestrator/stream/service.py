@@ -94,6 +94,7 @@ class StreamService:
         )
         self._ids = (f"train:{f}:{i}" for i in itertools.count() for f in self.families)
         self._lock = threading.Lock()
+        self._generating = threading.Lock()
         self._handles: OrderedDict[str, Outstanding] = OrderedDict()
         self._counts = {"issued": 0, "scored": 0, "expired": 0, "delivered": 0, "stale": 0}
         self._settings: EpisodeSettings | None = None
@@ -122,9 +123,15 @@ class StreamService:
 
     # --- tasks ----------------------------------------------------------------------
     def _next(self) -> tuple[str, TaskWire, Outstanding]:
-        with self._lock:
-            task_id = next(self._ids)
-        task = generate_task(task_id, self._key)
+        """One task at a time: the prefetcher, the producer and a pull that outran the
+        prefetcher all land here, and generation is CPU-bound and mostly holds the GIL, so running
+        two at once gains nothing. It also loses something: the references import
+        statsmodels and scikit-learn lazily, and two threads importing those packages at
+        once can hit Python's import-lock deadlock detector (a CI run did)."""
+        with self._generating:
+            with self._lock:
+                task_id = next(self._ids)
+            task = generate_task(task_id, self._key)
         handle = secrets.token_urlsafe(16)
         kept = Outstanding(task.hidden, task.public.columns, time.monotonic() + self.handle_ttl_s)
         return handle, task.public.to_wire(handle), kept
