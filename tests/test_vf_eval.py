@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from causal_gym import generate_task
-from causal_gym.reference import fit_reference, parse_readme, read_staged, reference_submission
+from causal_gym.reference import parse_readme, read_staged, reference_submission
+from causal_gym.reference.analyst import honest_fit
 from causal_gym.rng_keys import parse_key_hex, resolve_key
 from causal_gym.splits.manifest import load_manifest
 from tests.support.docker_env import require_docker
@@ -84,7 +85,7 @@ def honest_answers(task_ids: list[str], key) -> dict[str, tuple[str, dict[str, A
         task = generate_task(task_id, key)
         readme = task.public.files["README.md"].decode()
         dictionary = parse_readme(readme)
-        fit = fit_reference(read_staged(task.public.files["data.csv"], dictionary), dictionary)
+        fit = honest_fit(read_staged(task.public.files["data.csv"], dictionary), dictionary)
         answers[readme] = (task_id, reference_submission(fit, dictionary))
     return answers
 
@@ -137,7 +138,11 @@ def check_episodes(run, answers, tmp: Path, score_env: dict[str, str], isolated:
         assert trace["rewards"]["reward"]["score"] == pytest.approx(expected["reward"], rel=1e-12)
         assert trace["metrics"]["clipped_reward"] == pytest.approx(expected["clipped_reward"])
         assert trace["metrics"]["covered"] == float(expected["covered"])
-        assert trace["metrics"]["width_ratio"] == pytest.approx(1.0)
+        # 1 for the linear reference (its width is the anchor); the flexible reference
+        # on an expert task is measured against the efficiency bound instead.
+        assert trace["metrics"]["width_ratio"] == pytest.approx(expected["width_ratio"])
+        if not task_id.startswith("eval-expert-v1:"):
+            assert expected["width_ratio"] == pytest.approx(1.0)
         assert trace["metrics"]["invalid_attempts"] == 1.0
         assert "state" not in trace
     for request in run.requests:
@@ -166,13 +171,13 @@ def check_episodes(run, answers, tmp: Path, score_env: dict[str, str], isolated:
     return probes
 
 
-@pytest.mark.parametrize("split", ["train", "eval-v1"])
+@pytest.mark.parametrize("split", ["train", "eval-v1", "eval-expert-v1"])
 def test_subprocess_runtime_end_to_end(tmp_path: Path, split: str) -> None:
     key = resolve_key(environ={})
     ids = (
         ["train:ate:0", "train:adjustment:0"]
         if split == "train"
-        else ["eval-v1:ate:0", "eval-v1:ate:1"]
+        else [f"{split}:ate:0", f"{split}:ate:1"]
     )
     answers = honest_answers(ids, key)
     with HostListener() as listener:
@@ -183,8 +188,8 @@ def test_subprocess_runtime_end_to_end(tmp_path: Path, split: str) -> None:
             env={"CAUSAL_GYM_PROBE_MARKER": MARKER},
         )
     probes = check_episodes(run, answers, tmp_path, {}, isolated=False)
-    if split == "eval-v1":
-        manifest = {e.task_id: e.sha256 for e in load_manifest().tasks}
+    if split != "train":
+        manifest = {e.task_id: e.sha256 for e in load_manifest(split).tasks}
         assert set(ids) <= set(manifest)
         hashes = {h for p in probes for h in re.findall(r"^([0-9a-f]{64})  ", p, re.M)}
         wanted = {manifest[tid]["data.csv"] for tid in ids} | {
