@@ -29,7 +29,7 @@ from causal_gym.audit.report import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.summary import key_runs, paired, width_sweep
+from causal_gym.audit.summary import family_frame, paired, reward_fields
 
 
 class EstimandCoverage(Model):
@@ -83,20 +83,13 @@ def _coverage(flags: Sequence[bool]) -> EstimandCoverage:
 
 
 def family_summary(rows: list[EstimandTaskAudit]) -> FamilySummary:
-    rewards = np.array([r.reward for r in rows])
     coverage = {name: _coverage([r.covered[name] for r in rows]) for name in rows[0].covered}
     levels, hit = sum(r.levels for r in rows), sum(r.levels_covered for r in rows)
     coverage["all_estimands"] = EstimandCoverage(n=levels, covered=hit, coverage=hit / levels)
     skills = [r.brier_skill for r in rows if r.brier_skill is not None]
     prior = [r.prior_skill for r in rows if r.prior_skill is not None]
     return FamilySummary(
-        n=len(rows),
-        mean_reward=float(rewards.mean()),
-        sd_reward=float(np.std(rewards, ddof=1)) if len(rows) > 1 else 0.0,
-        mean_estimand_reward=float(np.mean([r.estimand_reward for r in rows])),
-        median_reward=float(np.median(rewards)),
-        p05_reward=float(np.percentile(rewards, 5)),
-        mean_width_ratio=float(np.mean([r.width_ratio for r in rows])),
+        **reward_fields(rows),
         coverage=coverage,
         mean_brier_skill=float(np.mean(skills)) if skills else None,
         mean_prior_brier_skill=float(np.mean(prior)) if prior else None,
@@ -111,22 +104,10 @@ def summarize_estimands(
     per_family: int,
     families: tuple[str, ...],
 ) -> EstimandAuditReport:
-    groups = {f: [r for r in rows if r.family == f] for f in families}
-    groups = {f: g for f, g in groups.items() if g}
-    report: dict[str, Any] = {
-        "namespace": namespace,
-        "per_family": per_family,
-        "keys": key_runs(rows, failed, fingerprints, per_family * len(families)),
-        "families": {f: family_summary(g) for f, g in groups.items()},
-        "width_sweep": {f: width_sweep(g) for f, g in groups.items()},  # type: ignore[arg-type]
-        "hack_probes": {
-            f: {
-                name: paired([r.probes[name] for r in g], [r.reward for r in g])
-                for name in probe_names(f)
-            }
-            for f, g in groups.items()
-        },
-    }
+    report, groups = family_frame(
+        rows, failed, fingerprints, namespace, per_family, families, family_summary,
+        probe_names,
+    )  # fmt: skip
     report["forecasts"] = {
         f: forecast(g) for f, g in groups.items() if any(r.prior_skill is not None for r in g)
     }

@@ -29,7 +29,7 @@ from causal_gym.audit.report import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.summary import key_runs, paired, width_sweep
+from causal_gym.audit.summary import block_skill, family_frame, forecast_fields, reward_fields
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 
 LINEAR_COVERAGE_LIMIT = 0.6
@@ -80,42 +80,28 @@ class ExpertAuditReport(Model):
 
 
 def expert_summary(rows: list[ExpertTaskAudit]) -> ExpertSummary:
-    rewards = np.array([r.reward for r in rows])
-    validity = [r.validity for r in rows if r.validity is not None]
-    skills = [r.brier_skill for r in rows if r.brier_skill is not None]
     return ExpertSummary(
-        n=len(rows),
-        mean_reward=float(rewards.mean()),
-        sd_reward=float(np.std(rewards, ddof=1)) if len(rows) > 1 else 0.0,
-        mean_estimand_reward=float(np.mean([r.estimand_reward for r in rows])),
-        median_reward=float(np.median(rewards)),
-        p05_reward=float(np.percentile(rewards, 5)),
+        **reward_fields(rows),
+        **forecast_fields(rows),
         covered=int(sum(r.covered for r in rows)),
         coverage=float(np.mean([r.covered for r in rows])),
-        mean_width_ratio=float(np.mean([r.width_ratio for r in rows])),
         linear_covered=int(sum(r.linear_covered for r in rows)),
         linear_coverage=float(np.mean([r.linear_covered for r in rows])),
         linear_mean_width_ratio=float(np.mean([r.linear_width_ratio for r in rows])),
-        mean_validity=float(np.mean(validity)) if validity else None,
-        mean_brier_skill=float(np.mean(skills)) if skills else None,
     )
 
 
-def prior_blocks(rows: list[ExpertTaskAudit], per_family: int) -> PriorBlocks | None:
+def prior_blocks(
+    rows: list[ExpertTaskAudit], labels: list[str], per_family: int
+) -> PriorBlocks | None:
     scored = [r for r in rows if r.prior_skill is not None]
-    whole = per_family // NULL_BLOCK_SIZE * NULL_BLOCK_SIZE
+    whole = per_family // NULL_BLOCK_SIZE
     if not scored or not whole:
         return None
-    worst, blocks = 0.0, 0
-    for label in dict.fromkeys(r.key for r in scored):
-        skills = [
-            r.prior_skill or 0.0
-            for r in scored
-            if r.key == label and int(r.task_id.rsplit(":", 1)[1]) < whole
-        ]
-        worst = max(worst, abs(float(np.mean(skills))))
-        blocks += whole // NULL_BLOCK_SIZE
-    return PriorBlocks(whole_blocks=blocks, max_abs_block_skill=worst)
+    return PriorBlocks(
+        whole_blocks=whole * len(labels),
+        max_abs_block_skill=block_skill(scored, labels, per_family),
+    )
 
 
 def summarize_expert(
@@ -126,23 +112,11 @@ def summarize_expert(
     per_family: int,
     families: tuple[str, ...],
 ) -> ExpertAuditReport:
-    groups = {f: [r for r in rows if r.family == f] for f in families}
-    groups = {f: g for f, g in groups.items() if g}
-    report: dict[str, Any] = {
-        "namespace": namespace,
-        "per_family": per_family,
-        "keys": key_runs(rows, failed, fingerprints, per_family * len(families)),
-        "families": {f: expert_summary(g) for f, g in groups.items()},
-        "width_sweep": {f: width_sweep(g) for f, g in groups.items()},  # type: ignore[arg-type]
-        "hack_probes": {
-            f: {
-                name: paired([r.probes[name] for r in g], [r.reward for r in g])
-                for name in EXPERT_PROBES
-            }
-            for f, g in groups.items()
-        },
-        "prior": prior_blocks(rows, per_family),
-    }
+    report, groups = family_frame(
+        rows, failed, fingerprints, namespace, per_family, families, expert_summary,
+        lambda _family: EXPERT_PROBES,
+    )  # fmt: skip
+    report["prior"] = prior_blocks(rows, list(fingerprints), per_family)
     report["per_check_alpha"] = CONSISTENCY_BUDGET / (2 * len(groups))  # coverage, sweep
     report["checks"] = tuple(evaluate_expert_checks(report))
     report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))

@@ -3,7 +3,7 @@ differences for every comparison, and the checks evaluated over them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,28 +40,46 @@ def paired(values: Sequence[float], baseline: Sequence[float]) -> Paired:
     )
 
 
-def honest_summary(rows: list[TaskAudit]) -> HonestSummary:
+def _mean_of_present(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(np.mean(present)) if present else None
+
+
+def reward_fields(rows: Sequence[Any]) -> dict[str, Any]:
+    """The reward distribution every audit's per-family summary starts from (rows of
+    any audit: they carry `reward`, `estimand_reward` and `width_ratio`)."""
     rewards = np.array([r.reward for r in rows])
-    validity = [r.validity for r in rows if r.validity is not None]
-    skills = [r.brier_skill for r in rows if r.brier_skill is not None]
+    return {
+        "n": len(rows),
+        "mean_reward": float(rewards.mean()),
+        "sd_reward": _sd(rewards),
+        "mean_estimand_reward": float(np.mean([r.estimand_reward for r in rows])),
+        "median_reward": float(np.median(rewards)),
+        "p05_reward": float(np.percentile(rewards, 5)),
+        "mean_width_ratio": float(np.mean([r.width_ratio for r in rows])),
+    }
+
+
+def forecast_fields(rows: Sequence[Any]) -> dict[str, Any]:
+    """The families' secondary scores, where a family has them (else None)."""
+    return {
+        "mean_validity": _mean_of_present([r.validity for r in rows]),
+        "mean_brier_skill": _mean_of_present([r.brier_skill for r in rows]),
+    }
+
+
+def honest_summary(rows: list[TaskAudit]) -> HonestSummary:
     covered = sum(r.covered for r in rows)
     return HonestSummary(
-        n=len(rows),
-        mean_reward=float(rewards.mean()),
-        sd_reward=_sd(rewards),
-        mean_estimand_reward=float(np.mean([r.estimand_reward for r in rows])),
+        **reward_fields(rows),
+        **forecast_fields(rows),
         mean_clipped_reward=float(np.mean([r.clipped_reward for r in rows])),
-        median_reward=float(np.median(rewards)),
-        p05_reward=float(np.percentile(rewards, 5)),
         covered=int(covered),
         coverage=covered / len(rows),
-        mean_width_ratio=float(np.mean([r.width_ratio for r in rows])),
-        mean_validity=float(np.mean(validity)) if validity else None,
-        mean_brier_skill=float(np.mean(skills)) if skills else None,
     )
 
 
-def width_sweep(rows: list[TaskAudit]) -> WidthSweep:
+def width_sweep(rows: Sequence[Any]) -> WidthSweep:
     estimand = np.array([r.sweep_estimand for r in rows])
     at_90 = estimand[:, SWEEP_LEVELS.index(NOMINAL_COVERAGE)]
     diffs = estimand - at_90[:, None]
@@ -75,9 +93,9 @@ def width_sweep(rows: list[TaskAudit]) -> WidthSweep:
     )
 
 
-def _block_skill(rows: list[TaskAudit], labels: list[str], per_family: int) -> float:
-    """The prior-only forecast's mean Brier skill over each key's whole blocks of 20
-    (a block holds exactly 13 effects, so the mean is 0 up to rounding)."""
+def block_skill(rows: Sequence[Any], labels: list[str], per_family: int) -> float:
+    """The prior-only forecast's largest |mean Brier skill| over any key's whole blocks
+    of 20 (a block holds exactly 13 effects, so the mean is 0 up to rounding)."""
     whole = per_family // NULL_BLOCK_SIZE * NULL_BLOCK_SIZE
     worst = 0.0
     for label in labels:
@@ -109,6 +127,37 @@ def key_runs(
         )
         for label, fingerprint in fingerprints.items()
     )
+
+
+def family_frame(
+    rows: Sequence[Any],
+    failed: dict[str, list[str]],
+    fingerprints: dict[str, str],
+    namespace: str,
+    per_family: int,
+    families: tuple[str, ...],
+    summarize_family: Callable[[list[Any]], Any],
+    probe_names: Callable[[str], Iterable[str]],
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """The per-family report the estimand and expert audits share (keys, summaries,
+    width sweep, probes minus honest), and the rows grouped by family."""
+    groups = {f: [r for r in rows if r.family == f] for f in families}
+    groups = {f: g for f, g in groups.items() if g}
+    report: dict[str, Any] = {
+        "namespace": namespace,
+        "per_family": per_family,
+        "keys": key_runs(rows, failed, fingerprints, per_family * len(families)),
+        "families": {f: summarize_family(g) for f, g in groups.items()},
+        "width_sweep": {f: width_sweep(g) for f, g in groups.items()},
+        "hack_probes": {
+            f: {
+                name: paired([r.probes[name] for r in g], [r.reward for r in g])
+                for name in probe_names(f)
+            }
+            for f, g in groups.items()
+        },
+    }
+    return report, groups
 
 
 def summarize(
@@ -166,7 +215,7 @@ def summarize(
         "prior_only_null": PriorOnlyProbe(
             n=len(nd),
             whole_blocks=len(labels) * (per_family // NULL_BLOCK_SIZE),
-            max_abs_block_brier_skill=_block_skill(nd, labels, per_family),
+            max_abs_block_brier_skill=block_skill(nd, labels, per_family),
             honest_mean_brier_skill=float(np.mean([r.brier_skill or 0.0 for r in nd])),
             mean_reward=float(np.mean([r.prior_reward for r in nd])),
         ),
