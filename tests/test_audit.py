@@ -15,6 +15,7 @@ from scipy.stats import binom
 
 from causal_gym.audit import stats
 from causal_gym.audit.report import FALSE_ALARM_BUDGET, AuditReport, evaluate_checks
+from tests.support.audit_checks import assert_only_this_check_fails, parts
 from tests.support.cli import causal_gym_cli
 
 COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report.json")))
@@ -22,16 +23,6 @@ COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report.json")
 
 def committed() -> AuditReport:
     return AuditReport.model_validate_json(COMMITTED.read_text())
-
-
-def parts(report: AuditReport) -> dict[str, Any]:
-    """The report as the dict of models that evaluate_checks reads."""
-    skip = {"checks", "total_false_alarm"}
-    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
-
-
-def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
-    return {c.name: c.passed for c in evaluate_checks(report_parts)}
 
 
 def test_the_binomial_check_has_the_false_alarm_rate_it_states() -> None:
@@ -149,13 +140,7 @@ PERTURBATIONS = [
 
 @pytest.mark.parametrize(("perturb", "check"), PERTURBATIONS)
 def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> None:
-    good = parts(committed())
-    assert verdicts(good)[check] is True
-    bad = verdicts(perturb(good))
-    assert bad[check] is False
-    flipped = {name for name, ok in bad.items() if not ok}
-    powered = next(name for name in bad if name.startswith("the audit is powered"))
-    assert flipped <= {check, powered}  # only the perturbed check (and the power sum)
+    assert_only_this_check_fails(evaluate_checks, parts(committed()), perturb, check)
 
 
 def test_live_audit_run_reports_and_exits_by_its_checks(tmp_path: Path) -> None:

@@ -3,9 +3,12 @@ and perturbations that make one family's numbers bad."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
+
+Evaluate = Callable[[dict[str, Any]], Sequence[Any]]
 
 
 def parts(report: BaseModel) -> dict[str, Any]:
@@ -32,3 +35,23 @@ def sweep_beats_90(p: dict[str, Any], family: str) -> dict[str, Any]:
     diffs[sweep.levels.index(0.95)] = 0.05
     changed = sweep.model_copy(update={"diff_mean_vs_90": tuple(diffs)})
     return {**p, "width_sweep": {**p["width_sweep"], family: changed}}
+
+
+def assert_only_this_check_fails(
+    evaluate: Evaluate,
+    good: dict[str, Any],
+    perturb: Callable[[dict[str, Any]], dict[str, Any]],
+    check: str,
+) -> None:
+    """The named check passes on the committed numbers and fails on the perturbed ones,
+    and nothing else flips but the power sum (which counts every check)."""
+
+    def verdicts(report_parts: dict[str, Any]) -> dict[str, bool]:
+        return {c.name: c.passed for c in evaluate(report_parts)}
+
+    assert verdicts(good)[check] is True
+    bad = verdicts(perturb(good))
+    assert bad[check] is False
+    flipped = {name for name, ok in bad.items() if not ok}
+    powered = next(name for name in bad if name.startswith("the audit is powered"))
+    assert flipped <= {check, powered}
