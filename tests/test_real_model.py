@@ -63,7 +63,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModelServe
     assert server_installed(), "llama-cpp-python's server is missing: bootstrap.sh --test"
     smollm2_weights()
     shared = tmp_path_factory.getbasetemp().parent  # common to every xdist worker
-    with one_server_on_the_machine(shared), LocalModelServer(n_ctx=8192) as running:
+    # One thread: the other xdist worker keeps a core busy, and a 2-thread llama.cpp
+    # then waits on it at every step (a CI run's first turns outlived the 300 s request
+    # timeout; one thread under the same load took 286 s for the whole eval-v1 run).
+    with one_server_on_the_machine(shared), LocalModelServer(n_ctx=8192, threads=1) as running:
         assert running.process is not None and running.models() == [running.alias]
         pid = running.process.pid
         yield running
