@@ -66,10 +66,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def reap_stale_logs() -> None:
+def reap_stale_logs(directory: Path | None = None) -> None:
     """Remove the logs of launchers that died without stopping their server (a
-    SIGKILL leaves the log; pdeathsig has already taken the server)."""
-    for path in Path(tempfile.gettempdir()).glob(f"{LOG_PREFIX}*.log"):
+    SIGKILL leaves the log; pdeathsig has already taken the server). `directory`
+    defaults to the temporary directory, where servers write their logs."""
+    for path in (directory or Path(tempfile.gettempdir())).glob(f"{LOG_PREFIX}*.log"):
         token = path.name.removeprefix(LOG_PREFIX).rpartition("-")[0]
         if token and not owner_alive(token):
             path.unlink(missing_ok=True)

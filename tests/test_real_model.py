@@ -92,12 +92,14 @@ time.sleep(600)
 """
 
 
-def test_a_launcher_killed_with_sigkill_takes_its_server_along() -> None:
+def test_a_launcher_killed_with_sigkill_takes_its_server_along(tmp_path: Path) -> None:
+    # The launcher writes its log in a private TMPDIR: a server starting on the other
+    # xdist worker reaps stale logs in /tmp, and once took this one before the check.
     launcher = subprocess.Popen(
         [sys.executable, "-c", LAUNCHER],
         stdout=subprocess.PIPE,
         text=True,
-        env={**clean_env(), "PYTHONPATH": str(Path.cwd())},
+        env={**clean_env(), "PYTHONPATH": str(Path.cwd()), "TMPDIR": str(tmp_path)},
     )
     assert launcher.stdout is not None
     pid, log = launcher.stdout.readline().split()
@@ -108,8 +110,8 @@ def test_a_launcher_killed_with_sigkill_takes_its_server_along() -> None:
     while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
         time.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists(), "the server outlived its launcher"
-    assert Path(log).exists()  # what SIGKILL leaves behind ...
-    reap_stale_logs()
+    assert Path(log).parent == tmp_path and Path(log).exists()  # what SIGKILL leaves ...
+    reap_stale_logs(tmp_path)
     assert not Path(log).exists()  # ... the next launcher removes
 
 
