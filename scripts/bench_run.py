@@ -40,7 +40,7 @@ from rich.console import Console  # noqa: E402
 
 from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
 from orchestrator.run.config import load_config  # noqa: E402
-from orchestrator.run.results import read_records  # noqa: E402
+from orchestrator.run.read_back import read_records  # noqa: E402
 from orchestrator.run.session import execute  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent

@@ -29,6 +29,7 @@ from orchestrator.agents import AgentTurn, EpisodeConfig, EpisodeStatus, Policy
 from orchestrator.run.episode_actor import EpisodeSpec, EpisodeWorker
 from orchestrator.run.head_actors import Scorer
 from orchestrator.run.head_key import key_from_moved_file, remove_key_file, write_key_file
+from orchestrator.run.record_mac import create_secret, load_secret, mac_holds
 from orchestrator.run.records import FailureClass, ScoredEpisode, read_record
 from orchestrator.run.results import RESULTS_FILE
 from tests.conftest import cached_task
@@ -73,8 +74,8 @@ def sealed_values() -> list[Any]:
     task = cached_task("train:ate:3")
     score = episode_score(task, {"estimate": 0.1, "ci_lower": -1.0, "ci_upper": 1.0})
     record = ScoredEpisode(
-        run_id="r", task_id="train:ate:3", family="ate", tier="easy", attempt=0, final=True,
-        key_fingerprint="k", sandbox="local", agent="a", status="submitted",
+        run_id="r", config_digest="c", task_id="train:ate:3", family="ate", tier="easy",
+        attempt=0, final=True, key_fingerprint="k", sandbox="local", agent="a", status="submitted",
         failure_class=None, retryable=False, **score.fields(),
     )  # fmt: skip
     return [task, task.hidden, score, score.record, record]
@@ -185,7 +186,8 @@ def test_the_scorer_re_derives_scores_and_appends_durably(tmp_path: Path) -> Non
     key = parse_key_hex("8d061ed1e9cc86988c5664b1b2001666f47a58d68b8d60b82161a1d1806ffeb9", "t")
     path = write_key_file(key)
     try:
-        scorer = Scorer(str(path), key.fingerprint, str(tmp_path), "run-x", "local")
+        create_secret(tmp_path)
+        scorer = Scorer(str(path), key.fingerprint, str(tmp_path), "run-x", "digest", "local")
         task = cached_task("train:null_detect:2")
         from orchestrator.agents.types import EpisodeResult
 
@@ -200,6 +202,11 @@ def test_the_scorer_re_derives_scores_and_appends_durably(tmp_path: Path) -> Non
         remove_key_file(path)
     lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
     first, second = (read_record(line) for line in lines)
+    secret = load_secret(tmp_path)
+    assert secret is not None
+    assert all(mac_holds(json.loads(line), secret) for line in lines)
+    assert first.config_digest == "digest" and first.run_id == "run-x"
+    assert oct((tmp_path / RESULTS_FILE).stat().st_mode & 0o777) == "0o600"
     assert first.reward == pytest.approx(episode_score(task, answer).reward)
     assert progress.reward == first.reward and progress.final
     assert (second.status, second.reward, second.final) == ("lost", -1.0, False)

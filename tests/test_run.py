@@ -18,7 +18,7 @@ import pytest
 
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.answer import episode_score
-from orchestrator.run.results import read_records
+from orchestrator.run.read_back import read_records
 from tests.conftest import cached_task
 from tests.support.cli import orchestrator_cli
 from tests.support.ray_cluster import (
@@ -84,10 +84,10 @@ def test_a_hanging_user_policy_is_stopped_at_its_deadline(tmp_path: Path) -> Non
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     found = records(out)
-    assert [(r.attempt, r.final, r.failure_class) for r in found] == [
-        (0, False, "timeout"),
-        (1, True, "timeout"),
-    ]  # a timeout is retried once, then final
+    # the agent's own turn used the budget: final at once, never retried
+    assert [(r.attempt, r.final, r.failure_class, r.timeout_cause) for r in found] == [
+        (0, True, "timeout", "agent"),
+    ]
     assert all(r.wall_s < 4 + 10 for r in found)
     assert time.monotonic() - started < 120
 

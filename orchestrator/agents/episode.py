@@ -13,15 +13,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.stored_text import cap_messages, cap_text
 from orchestrator.agents.tools import ToolOutcome, run_sandbox_tool, run_submit, tool_specs
 from orchestrator.agents.types import (
+    MAX_TURN_RETRIES,
     AgentTurn,
     EpisodeConfig,
     EpisodeResult,
     EpisodeStatus,
+    TurnReport,
     Usage,
 )
 from orchestrator.errors import OrchestratorError
@@ -38,6 +43,17 @@ NUDGE = (
     "with your final answer."
 )
 Clock = Callable[[], float]
+
+
+class EpisodeWatch:
+    """Where an episode is right now, for a watchdog outside it: `policy` while the
+    agent's turn (a model call, a user's code) runs, `tools` while a sandbox tool runs,
+    None between them. A timeout is the agent's doing when its time ran out in its own
+    turn or tools (episode.py ends it itself); only a loop that did not come back from
+    a sandbox call or the runner is the runner's (episode_actor.py)."""
+
+    def __init__(self) -> None:
+        self.phase: str | None = None
 
 
 def initial_messages(task: TaskWire) -> list[dict[str, Any]]:
@@ -79,8 +95,16 @@ def _assistant_message(turn: AgentTurn) -> dict[str, Any]:
 class _Episode:
     """Mutable bookkeeping of one run; `result()` freezes it into an EpisodeResult."""
 
-    def __init__(self, task: TaskWire, policy: Policy, config: EpisodeConfig, clock: Clock):
+    def __init__(
+        self,
+        task: TaskWire,
+        policy: Policy,
+        config: EpisodeConfig,
+        clock: Clock,
+        watch: EpisodeWatch | None = None,
+    ) -> None:
         self.task, self.policy, self.config, self.clock = task, policy, config, clock
+        self.watch = watch or EpisodeWatch()
         self.started = clock()
         self.deadline = self.started + config.episode_timeout_s
         self.messages = initial_messages(task)
@@ -100,14 +124,28 @@ class _Episode:
     def end(self, status: EpisodeStatus, message: str | None = None) -> None:
         self.status, self.message = status, message
 
-    def add_usage(self, usage: dict[str, int] | None) -> None:
-        if usage:
-            self.usage.prompt_tokens += int(usage.get("prompt_tokens", 0) or 0)
-            self.usage.completion_tokens += int(usage.get("completion_tokens", 0) or 0)
-            self.usage.total_tokens += int(usage.get("total_tokens", 0) or 0)
+    def count(self, turn: AgentTurn) -> str | None:
+        """Add what the turn reports about itself (usage, retries) once it parses
+        within bounds; otherwise the reason it does not."""
+        retries = turn.retries
+        if type(retries) is not int or not 0 <= retries <= MAX_TURN_RETRIES:
+            return f"the policy reported {cap_text(repr(retries), 200)} retries"
+        try:
+            usage = TurnReport.model_validate(turn.usage) if turn.usage is not None else None
+        except ValidationError as exc:
+            problem = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in problem["loc"]) or "usage"
+            return f"the policy reported usage that does not parse: {where}: {problem['msg']}"
+        self.retries += retries
+        if usage is not None:
+            self.usage.prompt_tokens += usage.prompt_tokens
+            self.usage.completion_tokens += usage.completion_tokens
+            self.usage.total_tokens += usage.total_tokens
             self.usage.reported = True
+        return None
 
     def result(self) -> EpisodeResult:
+        timed_out = self.status is EpisodeStatus.TIMEOUT
         return EpisodeResult(
             handle=self.task.handle,
             agent=self.policy.name,
@@ -120,10 +158,11 @@ class _Episode:
             wall_s=self.clock() - self.started,
             model_s=self.model_s,
             tool_s=self.tool_s,
-            message=self.message,
+            message=cap_text(self.message),
             transient=self.transient,
-            agent_notes=self.notes,
-            transcript=self.messages,
+            timeout_cause="agent" if timed_out else None,
+            agent_notes=cap_text(self.notes),
+            transcript=cap_messages(self.messages),
             completions=self.completions,
         )
 
@@ -134,10 +173,11 @@ def run_episode(
     policy: Policy,
     config: EpisodeConfig | None = None,
     clock: Clock = time.monotonic,
+    watch: EpisodeWatch | None = None,
 ) -> EpisodeResult:
     """Run `policy` on `task` in an open `sandbox`. Never raises: whatever the agent,
     the model server or the sandbox does ends as a status in the returned record."""
-    ep = _Episode(task, policy, config or EpisodeConfig(), clock)
+    ep = _Episode(task, policy, config or EpisodeConfig(), clock, watch)
     try:
         _loop(ep, sandbox)
     except Exception as exc:  # the last line of defence: a record, never a crash
@@ -150,6 +190,7 @@ def run_episode(
 def _loop(ep: _Episode, sandbox: Sandbox) -> None:
     task, policy = ep.task, ep.policy
     tools = tool_specs(task)
+    ep.watch.phase = "policy"
     try:
         policy.begin(task, tools)
     except Exception as exc:  # a user policy may fail in any way
@@ -158,6 +199,8 @@ def _loop(ep: _Episode, sandbox: Sandbox) -> None:
             clean_text(f"policy setup failed: {type(exc).__name__}: {exc}"),
         )
         return
+    finally:
+        ep.watch.phase = None
     while ep.status is EpisodeStatus.NO_SUBMISSION and ep.submission is None:
         if ep.turns >= ep.config.max_turns:
             ep.message = (
@@ -177,6 +220,7 @@ def _loop(ep: _Episode, sandbox: Sandbox) -> None:
 
 def _next_turn(ep: _Episode) -> AgentTurn | None:
     started = ep.clock()
+    ep.watch.phase = "policy"
     try:
         turn = ep.policy.next_turn(copy.deepcopy(ep.messages), ep.remaining())
     except ModelError as exc:
@@ -192,9 +236,12 @@ def _next_turn(ep: _Episode) -> AgentTurn | None:
         return None
     finally:
         ep.model_s += ep.clock() - started
+        ep.watch.phase = None
     ep.turns += 1
-    ep.retries += turn.retries
-    ep.add_usage(turn.usage)
+    problem = ep.count(turn)
+    if problem is not None:
+        ep.end(EpisodeStatus.AGENT_ERROR, problem)
+        return None
     if ep.config.record_completions and turn.raw:
         ep.completions.append(turn.raw)
     if isinstance(turn.text, str) and turn.text:
@@ -220,6 +267,7 @@ def _run_tools(ep: _Episode, turn: AgentTurn, sandbox: Sandbox) -> None:
                 ep.invalid += 1
         elif call.name in ("bash", "python"):
             started = ep.clock()
+            ep.watch.phase = "tools"
             try:
                 outcome = run_sandbox_tool(
                     call.name,
@@ -236,6 +284,7 @@ def _run_tools(ep: _Episode, turn: AgentTurn, sandbox: Sandbox) -> None:
                 return
             finally:
                 ep.tool_s += ep.clock() - started
+                ep.watch.phase = None
         else:
             outcome = ToolOutcome(
                 f"error: unknown tool {call.name!r}; the tools are bash, python and submit_answer"

@@ -57,6 +57,15 @@ def check_agent_spec(spec: str) -> None:
     )
 
 
+def check_agent_loads(spec: str, hidden_values: tuple[str, ...] = ()) -> None:
+    """Raise AgentSpecError unless `spec` names a policy that loads: a user's class is
+    loaded once in its own isolated process (its file exists, it imports, the class is
+    a Policy), then that process is stopped. A run calls this before any work."""
+    check_agent_spec(spec)
+    if spec.startswith("python:"):
+        load_policy(spec, hidden_values=hidden_values).close()
+
+
 def load_policy(
     spec: str,
     openai_config: OpenAIPolicyConfig | None = None,

@@ -50,7 +50,7 @@ def load_class(spec: str, source: str | None) -> type[Policy]:
             exec(compile(source, where, "exec"), module.__dict__)
         else:
             module = importlib.import_module(where)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit too: loading is the user's code
         raise SpecError(
             f"cannot load {where!r} for agent {spec!r}: {type(exc).__name__}: {exc}"
         ) from exc

@@ -61,21 +61,34 @@ def _code_paths() -> list[Path]:
     return sorted(paths)
 
 
-def _reachable(paths: list[Path]) -> list[str]:
-    """bwrap arguments that let the unprivileged uid reach `paths` read-only even when
-    an ancestor is closed to it (/root; a checkout under `mktemp -d`, mode 0700): the
-    closed ancestor is covered by an empty 0755 tmpfs, open directories are made down
-    to each path, and the path is bound back inside.
-    Nothing else under that ancestor becomes visible."""
+#: Covered by empty tmpfs mounts in the policy's view: /root (the runner's caches) and
+#: the shared scratch places, so the policy gets a private /tmp (nothing carried from
+#: one attempt to the next, no other run's folder under /tmp in sight).
+HIDDEN_ROOTS = (Path("/root"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
+
+
+def _reachable(paths: list[Path], hidden: tuple[Path, ...] = HIDDEN_ROOTS) -> list[str]:
+    """bwrap arguments that cover each of `hidden` with an empty 0755 tmpfs, and let the
+    policy reach `paths` read-only even when they lie under a hidden root or an
+    ancestor closed to its uid (a checkout under `mktemp -d`, mode 0700): that ancestor
+    is covered too, open directories are made down to each path, and the path is bound
+    back inside. Nothing else under a covered directory becomes visible."""
     args: list[str] = []
-    covered: set[Path] = {Path("/root")}  # already a tmpfs (its caches stay hidden)
+    covered: set[Path] = set()
+    for root in hidden:
+        args += ["--perms", "0755" if root != Path("/tmp") else "1777", "--tmpfs", str(root)]
+        covered.add(root)
     for path in paths:
-        closed = next(
-            (a for a in reversed(path.parents) if a != Path("/") and not a.stat().st_mode & 0o001),
-            None,
-        )
-        if path.is_relative_to("/root"):
-            closed = Path("/root")
+        closed = next((root for root in hidden if path.is_relative_to(root)), None)
+        if closed is None:
+            closed = next(
+                (
+                    a
+                    for a in reversed(path.parents)
+                    if a != Path("/") and not a.stat().st_mode & 0o001
+                ),
+                None,
+            )
         if closed is None:
             continue
         if closed not in covered:
@@ -90,8 +103,9 @@ def _reachable(paths: list[Path]) -> list[str]:
 
 def _launcher() -> list[str]:
     """bubblewrap with the host's filesystem but a pid namespace of its own (the
-    runner's /proc is out of sight); as root, also /root hidden (the runner's caches)
-    except the interpreter, and the policy dropped to an unprivileged uid."""
+    runner's /proc is out of sight) and private scratch places (HIDDEN_ROOTS) except
+    the interpreter and this project; as root, the policy also drops to an unprivileged
+    uid of its own, so run folders (0700) and the runner's memory are closed to it."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise PolicyProcessError(
@@ -99,10 +113,9 @@ def _launcher() -> list[str]:
             "apt-get install bubblewrap"
         )
     args = [bwrap, "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--die-with-parent"]
+    args += _reachable(_code_paths())
     if os.geteuid() != 0:
         return [*args, "--unshare-user", "--"]
-    args += ["--perms", "0755", "--tmpfs", "/root"]
-    args += _reachable(_code_paths())
     uid = _UID_BASE + secrets.randbelow(1_000_000)
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     return [*args, "--", *drop, "--"]
@@ -132,7 +145,11 @@ class ProcessPolicy(Policy):
         except OSError as exc:
             raise PolicyProcessError(f"cannot start the policy process: {exc}") from exc
         self._buffer = b""
-        reply = self._ask({"op": "load", "spec": spec, "source": source}, LOAD_TIMEOUT_S)
+        try:
+            reply = self._ask({"op": "load", "spec": spec, "source": source}, LOAD_TIMEOUT_S)
+        except (RuntimeError, TimeoutError) as exc:
+            self.close()
+            raise PolicyProcessError(f"agent {spec!r} did not load: {exc}") from exc
         if not reply.get("ok"):
             self.close()
             raise PolicyProcessError(str(reply.get("error", "the policy failed to load")))

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
+
+#: Most tokens one turn may report (a policy claiming more is misreporting).
+MAX_TURN_TOKENS = 100_000_000
+#: Most model retries one turn may report.
+MAX_TURN_RETRIES = 1_000
 
 
 class EpisodeStatus(StrEnum):
@@ -35,12 +40,29 @@ class EpisodeConfig(BaseModel):
 
 
 class Usage(BaseModel):
+    """An episode's token counts: the sum of what its turns reported."""
+
     model_config = ConfigDict(extra="forbid")
 
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+    total_tokens: int = Field(0, ge=0)
     reported: bool = False
+
+
+class TurnReport(BaseModel):
+    """What a policy says about one of its own turns, parsed before anything counts it.
+
+    A policy (a user's class, a model server) can report anything; a count that is not
+    a whole number in range makes the episode an agent_error (never a runner fault,
+    which would be retried). Unknown usage keys (an OpenAI server's details) are
+    ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    prompt_tokens: StrictInt = Field(0, ge=0, le=MAX_TURN_TOKENS)
+    completion_tokens: StrictInt = Field(0, ge=0, le=MAX_TURN_TOKENS)
+    total_tokens: StrictInt = Field(0, ge=0, le=2 * MAX_TURN_TOKENS)
 
 
 class EpisodeResult(BaseModel):
@@ -64,6 +86,10 @@ class EpisodeResult(BaseModel):
     #: For a model_error: the server kept failing in ways that may pass (a retry of
     #: the episode may succeed), rather than refusing the request.
     transient: bool = False
+    #: For a timeout: whose time ran out. "agent": the deadline passed in the agent's
+    #: own turns or tool calls (final, never retried); "runner": the episode loop did
+    #: not come back from the sandbox or the runner (retried once).
+    timeout_cause: Literal["agent", "runner"] | None = None
     #: Time from the episode's start until its sandbox was ready (0 if never needed).
     sandbox_start_s: float = 0.0
     agent_notes: str | None = None
@@ -82,6 +108,6 @@ class ToolCall:
 class AgentTurn:
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: dict[str, int] | None = None
+    usage: dict[str, Any] | None = None
     retries: int = 0
     raw: dict[str, Any] = field(default_factory=dict)

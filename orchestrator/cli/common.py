@@ -3,11 +3,50 @@
 from __future__ import annotations
 
 import math
-from typing import NoReturn
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
+
+
+class OneLineErrors(TyperGroup):
+    """Usage errors (a flag of the wrong type, an unknown option) as one `error:` line
+    and exit 2, like every other bad input, instead of click's usage box."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.TyperException as exc:  # typer's usage and parameter errors
+            if not standalone_mode:
+                raise
+            message = str(exc.format_message())
+            if message.startswith("Usage:"):  # a group called without its command: help
+                typer.echo(message, err=True)
+            else:
+                typer.echo(f"error: {message} (see --help)", err=True)
+            sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT))
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            typer.echo("error: aborted", err=True)
+            sys.exit(130)
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
+    cls=OneLineErrors,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,

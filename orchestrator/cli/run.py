@@ -117,6 +117,7 @@ def run_key(key_file: Path | None) -> Any:
 def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
     """One run; errors before any work exit 2, errors during it exit 1."""
     from causal_gym.errors import CausalGymError
+    from orchestrator.agents.loader import AgentSpecError
     from orchestrator.errors import OrchestratorError
     from orchestrator.run.cluster import ClusterError
     from orchestrator.run.config import ConfigError
@@ -125,7 +126,7 @@ def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
 
     try:
         return execute(settings, key, resume, console)
-    except (RunFolderError, ClusterError, ConfigError) as exc:  # before any work
+    except (RunFolderError, ClusterError, ConfigError, AgentSpecError) as exc:  # before any work
         fail(str(exc))
     except (OrchestratorError, CausalGymError) as exc:
         fail(str(exc), code=1)
@@ -167,6 +168,7 @@ def baselines(
     from orchestrator.local_model import LocalModelError
     from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
     from orchestrator.run.config import ConfigError
+    from orchestrator.run.results import private_folder
 
     try:
         settings = load_baselines(config, out)
@@ -181,8 +183,15 @@ def baselines(
     except ConfigError as exc:
         fail(str(exc))
     key = run_key(key_file)
+    from orchestrator.agents.loader import AgentSpecError, check_agent_loads
+
+    try:  # every agent loads before the first one runs
+        for run in runs:
+            check_agent_loads(run.agent, (key.raw.hex(),))
+    except AgentSpecError as exc:
+        fail(str(exc))
     console = Console(stderr=True)
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     summaries = []
     for entry, run in zip(settings.agents, runs, strict=True):
         again = resume and (Path(run.out) / "run.json").exists()

@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.local_model import LocalModelServer
-from orchestrator.run.config import ConfigError, RunConfig, load_config, read_toml
+from orchestrator.run.config import RunConfig, load_config
+from orchestrator.run.config_files import ConfigError, one_line, read_toml
 from orchestrator.run.report import baseline_table, table_families
-from orchestrator.run.results import dump_json, write_atomically
+from orchestrator.run.results import dump_json, save_figure, write_atomically
 
 
 class BaselineAgent(BaseModel):
@@ -83,11 +84,7 @@ def load_baselines(path: Path, out: Path | None) -> BaselinesConfig:
     try:
         config = BaselinesConfig.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}"
-            for e in exc.errors(include_url=False)
-        )
-        raise ConfigError(f"baselines config {path}: {problems}") from exc
+        raise ConfigError(one_line(exc, f"baselines config {path}", BaselinesConfig)) from exc
     names = [a.folder_name for a in config.agents]
     if len(set(names)) != len(names):
         raise ConfigError(f"baselines config {path}: agents need distinct labels, got {names}")
@@ -161,7 +158,7 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     )
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path)
     plt.close(fig)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,8 +24,10 @@ from causal_gym.task_id import (
     Family,
 )
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
-from orchestrator.errors import OrchestratorError
+from orchestrator.run.config_files import ConfigError, one_line, read_toml
 from orchestrator.sandbox.base import SandboxLimits
+
+__all__ = ["ConfigError", "RunConfig", "load_config", "read_toml"]
 
 SPLITS = ("eval-v1", "eval-v2", "eval-expert-v1", "train")
 #: The families each frozen split holds (train holds every family).
@@ -41,10 +42,6 @@ HEAD_RESOURCE = "causal_gym_head"
 EXECUTION_ONLY = frozenset(
     {"concurrency", "address", "out", "generators", "episodes_per_actor", "cpus_per_episode"}
 )
-
-
-class ConfigError(OrchestratorError, ValueError):
-    """Raised while reading a run config or flags that describe no possible run."""
 
 
 class _Strict(BaseModel):
@@ -65,11 +62,13 @@ class Limits(_Strict):
 
 class Retries(_Strict):
     """Retry budget per failure class (how many times one task may be run again for
-    it), and a cap over the whole run (default: 10% of the tasks, at least 10)."""
+    it), and a cap over the whole run (default: 10% of the tasks, at least 10). A
+    timeout is retried at most once, and only when the runner held the time
+    (dispatcher.retryable)."""
 
     sandbox_error: int = Field(2, ge=0)
     model_transient: int = Field(2, ge=0)
-    timeout: int = Field(1, ge=0)
+    timeout: int = Field(1, ge=0, le=1)
     lost: int = Field(3, ge=0)
     model_error: int = Field(0, ge=0)
     agent_error: int = Field(0, ge=0)
@@ -189,27 +188,6 @@ class RunConfig(_Strict):
         return self.model_dump(mode="json")
 
 
-def _one_line(exc: ValidationError, where: str) -> str:
-    problems = []
-    for err in exc.errors(include_url=False):
-        field = ".".join(str(p) for p in err["loc"]) or "config"
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = f"unknown key (accepted: {', '.join(sorted(RunConfig.model_fields))})"
-        problems.append(f"{field}: {message}")
-    return f"{where}: " + "; ".join(problems)
-
-
-def read_toml(path: Path, what: str) -> dict[str, Any]:
-    """A TOML file's table, or a one-line ConfigError naming `what` it was."""
-    try:
-        return tomllib.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{what} {path} is not valid TOML: {exc}") from exc
-
-
 def load_config(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
     """The file's values (if any), then every flag that was given on top."""
     data = read_toml(path, "config") if path is not None else {}
@@ -223,4 +201,5 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_one_line(exc, f"config {path}" if path else "run options")) from exc
+        where = f"config {path}" if path else "run options"
+        raise ConfigError(one_line(exc, where, RunConfig)) from exc

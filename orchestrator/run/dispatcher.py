@@ -5,8 +5,11 @@ Its own loop (not ray.util.ActorPool), because it has to do what a pool does not
 - bounded work in flight (`concurrency` episodes, each with its task generated just
   before it runs, so nothing piles up on the head);
 - a retry budget per failure class (sandbox errors and transient model errors are
-  retried, a timeout once, an agent error or a missing submission never) and a cap
-  over the whole run; every attempt is recorded, retried or final;
+  retried, an agent error or a missing submission never) and a cap over the whole
+  run; every attempt is recorded, retried or final. A timeout is retried at most once,
+  and only when the runner held the time (the episode loop did not come back from
+  the sandbox or the actor): an agent whose own turns or tools ran out the budget
+  gets no second one;
 - dead sandbox actors replaced and their episodes dispatched again (class `lost`);
 - the episode deadline watched from outside: an actor that has not returned an
   episode well past its budget is killed, the episode recorded as a timeout.
@@ -82,6 +85,14 @@ def classify(result: EpisodeResult) -> FailureClass | None:
     return FailureClass(result.status.value)
 
 
+def retryable(failure: FailureClass, result: EpisodeResult | None) -> bool:
+    """Whether the class's budget may be spent on this attempt at all: a timeout only
+    when the runner, not the agent, held the time (the budgets decide the rest)."""
+    if failure is FailureClass.TIMEOUT:
+        return result is None or result.timeout_cause == "runner"
+    return True
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -89,6 +100,7 @@ class Dispatcher:
         run_id: str,
         key_path: str,
         fingerprint: str,
+        config_digest: str,
         task_ids: list[str],
         attempts_done: dict[str, int],
         on_progress: Callable[[Tally, Progress | None], None] = lambda tally, progress: None,
@@ -127,7 +139,7 @@ class Dispatcher:
         self.scorer: Any = (
             ray.remote(Scorer)
             .options(**head)
-            .remote(key_path, fingerprint, str(config.out), run_id, config.sandbox)
+            .remote(key_path, fingerprint, str(config.out), run_id, config_digest, config.sandbox)
         )
         self.slots = config.episodes_per_actor
         count = math.ceil(config.concurrency / self.slots)
@@ -222,7 +234,11 @@ class Dispatcher:
         result: EpisodeResult | None,
         message: str | None,
     ) -> None:
-        retry = failure is not None and self._may_retry(slot.task_id, failure)
+        retry = (
+            failure is not None
+            and retryable(failure, result)
+            and self._may_retry(slot.task_id, failure)
+        )
         if retry:
             self.pending.appendleft((slot.task_id, slot.attempt + 1))
             self.tally.retried += 1

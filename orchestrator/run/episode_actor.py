@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from causal_gym.wire import TaskWire
-from orchestrator.agents.episode import run_episode
+from orchestrator.agents.episode import EpisodeWatch, run_episode
 from orchestrator.agents.loader import load_policy
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
@@ -83,24 +83,29 @@ class EpisodeWorker:
             update={"episode_timeout_s": max(0.001, budget - (time.monotonic() - started))}
         )
         box: dict[str, EpisodeResult] = {}
+        watch = EpisodeWatch()
 
         def play() -> None:
-            box["result"] = run_episode(task, sandbox, policy, config)
+            box["result"] = run_episode(task, sandbox, policy, config, watch=watch)
 
         player = threading.Thread(target=play, name=f"episode-{task.handle}", daemon=True)
         player.start()
         player.join(budget + WIND_DOWN_S - (time.monotonic() - started))
         try:
-            if player.is_alive():  # the policy ignored its deadline: stop it from outside
+            if player.is_alive():  # the loop ignored its deadline: stop it from outside
+                held_by = "agent" if watch.phase == "policy" else "runner"
+                where = "the agent's turn" if held_by == "agent" else "the runner or sandbox"
                 _close_quietly(policy, sandbox)
                 player.join(WIND_DOWN_S)
-                return _failed(
+                failed = _failed(
                     task,
                     policy.name,
                     EpisodeStatus.TIMEOUT,
-                    f"stopped from outside: the episode outlived its {budget:g} s budget",
+                    f"stopped from outside: the episode outlived its {budget:g} s budget "
+                    f"in {where}",
                     started,
                 )
+                return failed.model_copy(update={"timeout_cause": held_by})
             result = box["result"]
             return result.model_copy(update={"sandbox_start_s": sandbox.start_s})
         finally:

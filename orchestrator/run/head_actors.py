@@ -8,8 +8,9 @@ never an argument, an environment variable or an object in the store).
   the handle the driver chose; the hidden part is dropped on the spot.
 - `Scorer` re-derives a task from its id when an attempt comes back (so no truth ever
   travels), scores it with the one scoring path, appends the scored record to
-  results.jsonl (flushed and fsynced before it answers) and the transcript to its own
-  file, and hands the driver a small Progress note.
+  results.jsonl with its MAC under the run's secret (flushed and fsynced before it
+  answers) and the transcript to its own file, and hands the driver a small Progress
+  note.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from causal_gym.generate import generate_task
 from causal_gym.scoring.answer import EpisodeScore, episode_score
 from causal_gym.task import Task
 from causal_gym.wire import TaskWire
+from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
 from orchestrator.run.head_key import load_key_file
+from orchestrator.run.record_mac import load_secret, sealed_line
 from orchestrator.run.records import FailureClass, Progress, ScoredEpisode, TranscriptLine
 from orchestrator.run.results import RESULTS_FILE, TRANSCRIPTS_FILE, DurableLog
 
@@ -37,6 +40,12 @@ def _checked_key(key_path: str, fingerprint: str) -> Any:
     if key.fingerprint != fingerprint:
         raise RuntimeError("the head key file does not hold the run's key")
     return key
+
+
+def _timeout_cause(failure: FailureClass | None, result: EpisodeResult | None) -> Any:
+    if failure is not FailureClass.TIMEOUT:
+        return None
+    return result.timeout_cause if result is not None else "runner"  # the outer watchdog
 
 
 class TaskGenerator:
@@ -54,11 +63,21 @@ class TaskGenerator:
 
 class Scorer:
     def __init__(
-        self, key_path: str, fingerprint: str, out: str, run_id: str, sandbox: str
+        self,
+        key_path: str,
+        fingerprint: str,
+        out: str,
+        run_id: str,
+        config_digest: str,
+        sandbox: str,
     ) -> None:
         self.key = _checked_key(key_path, fingerprint)
         self.fingerprint = fingerprint
-        self.run_id, self.sandbox = run_id, sandbox
+        self.run_id, self.config_digest, self.sandbox = run_id, config_digest, sandbox
+        secret = load_secret(Path(out))
+        if secret is None:
+            raise RuntimeError(f"the run folder {out} has no run secret")
+        self._secret = secret
         self.results = DurableLog(Path(out) / RESULTS_FILE)
         self.transcripts = DurableLog(Path(out) / TRANSCRIPTS_FILE, sync=False)
         self._tasks: OrderedDict[str, Task] = OrderedDict()
@@ -105,8 +124,12 @@ class Scorer:
             if failure_class is FailureClass.GENERATION_ERROR
             else "lost"
         )
+        text, length = cap_with_length(
+            message if message is not None else (result.message if result else None)
+        )
         record = ScoredEpisode(
             run_id=self.run_id,
+            config_digest=self.config_digest,
             task_id=task_id,
             family=task.public.family.value if task else task_id.split(":")[1],
             tier=task.public.tier.value if task else "unknown",
@@ -118,13 +141,15 @@ class Scorer:
             status=status,
             failure_class=failure_class,
             retryable=retryable,
-            message=message if message is not None else (result.message if result else None),
+            timeout_cause=_timeout_cause(failure_class, result),
+            message=text,
+            message_chars=length,
             **score.fields(),
             **how,
             overhead_s=overhead_s,
             finished_at=time.time(),
         )
-        self.results.append(record.line())
+        self.results.append(sealed_line(record, self._secret))
         if result is not None and result.transcript:
             line = TranscriptLine(
                 run_id=self.run_id, task_id=task_id, attempt=attempt, messages=result.transcript

@@ -5,7 +5,9 @@ note the scorer hands back to the driver.
 `ScoredEpisode` is the one record of how an episode went and scored; every number a
 report shows is computed from these lines. It is schema-versioned (readers refuse a
 version they do not know) and sealed like the score it carries: it never leaves the
-head process that writes it.
+head process that writes it. Every line carries a MAC under the run's secret
+(record_mac.py), and every number in it is range-checked whenever a line is read back,
+so a line nobody's scorer wrote cannot get into a report.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from causal_gym.sealed import Sealed
+from orchestrator.agents.stored_text import MAX_STORED_CHARS
 from orchestrator.agents.types import EpisodeStatus, Usage
 
-RECORD_VERSION = 1
+#: 2: a MAC per line, the config digest, capped messages with their length.
+RECORD_VERSION = 2
+#: The longest a recorded attempt can take (a day's budget plus the wind-down).
+_MAX_SECONDS = 2 * 86_400.0
 
 
 class FailureClass(StrEnum):
@@ -35,18 +41,19 @@ class FailureClass(StrEnum):
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ScoredEpisode(Sealed, _Record):
     """One finished attempt of one task, scored on the head."""
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     run_id: str
+    config_digest: str
     task_id: str
     family: str
     tier: str
-    attempt: int = Field(ge=0)
+    attempt: int = Field(ge=0, le=10_000)
     final: bool
     key_fingerprint: str
     sandbox: str
@@ -54,7 +61,12 @@ class ScoredEpisode(Sealed, _Record):
     status: EpisodeStatus | Literal["lost", "generation_error"]
     failure_class: FailureClass | None
     retryable: bool
-    message: str | None = None
+    #: For a timeout: "agent" (its own turns or tools used the budget; final) or
+    #: "runner" (the loop did not come back from the sandbox or the actor; retried once).
+    timeout_cause: Literal["agent", "runner"] | None = None
+    message: str | None = Field(None, max_length=MAX_STORED_CHARS + 64)
+    #: The message's full length when it was longer than MAX_STORED_CHARS.
+    message_chars: int | None = Field(None, ge=0)
     # score (reward -1 and no components without a valid submission)
     submitted: bool
     reward: float
@@ -63,29 +75,44 @@ class ScoredEpisode(Sealed, _Record):
     covered: bool | None = None
     #: Share of the task's intervals that cover (several for the multi-estimand
     #: families; absent in records written before it existed).
-    coverage: float | None = None
-    width_ratio: float | None = None
-    validity: float | None = None
-    brier_skill: float | None = None
-    interval_loss: float | None = None
-    abs_error: float | None = None
-    narrow_penalty: float | None = None
-    loss: float | None = None
+    coverage: float | None = Field(None, ge=0, le=1)
+    width_ratio: float | None = Field(None, ge=0)
+    validity: float | None = Field(None, ge=0, le=1)
+    brier_skill: float | None = Field(None, le=1)
+    interval_loss: float | None = Field(None, ge=0)
+    abs_error: float | None = Field(None, ge=0)
+    narrow_penalty: float | None = Field(None, ge=0)
+    loss: float | None = Field(None, ge=0)
     # how it went
-    turns: int = 0
-    invalid_attempts: int = 0
-    model_retries: int = 0
+    turns: int = Field(0, ge=0, le=10_000)
+    invalid_attempts: int = Field(0, ge=0, le=10_000)
+    model_retries: int = Field(0, ge=0, le=1_000_000)
     usage: Usage = Field(default_factory=Usage)
-    wall_s: float = 0.0
-    model_s: float = 0.0
-    tool_s: float = 0.0
+    wall_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
+    model_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
+    tool_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
     #: Dispatch to result at the driver, minus the episode's own wall time: generation,
     #: queueing and transfer (the runner's overhead for this attempt).
-    overhead_s: float = 0.0
-    finished_at: float = 0.0
+    overhead_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
+    finished_at: float = Field(0.0, ge=0)
+    #: HMAC-SHA256 of the rest of the line under the run's secret (record_mac.py).
+    mac: str = ""
 
-    def line(self) -> str:
-        return self.model_dump_json()
+    @model_validator(mode="after")
+    def _score_in_range(self) -> ScoredEpisode:
+        """A reward is at most 1 (a perfect answer); the clipped one is max(-1, reward);
+        a record without a submission has the no-submission reward and no components."""
+        clipped = max(-1.0, self.reward)
+        if not (self.reward <= 1.0 + 1e-9 and abs(self.clipped_reward - clipped) <= 1e-9):
+            raise ValueError(
+                f"reward {self.reward!r} with clipped reward {self.clipped_reward!r} is out of "
+                "range (reward <= 1, clipped = max(-1, reward))"
+            )
+        if self.estimand_reward is not None and self.estimand_reward > 1.0 + 1e-9:
+            raise ValueError(f"estimand reward {self.estimand_reward!r} is over 1")
+        if not self.submitted and (self.reward != -1.0 or self.loss is not None):
+            raise ValueError("a record without a submission scores -1 and has no components")
+        return self
 
 
 class Progress(_Record):
@@ -103,7 +130,7 @@ class Progress(_Record):
 
 
 class TranscriptLine(_Record):
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     run_id: str
     task_id: str
     attempt: int
@@ -111,5 +138,6 @@ class TranscriptLine(_Record):
 
 
 def read_record(line: str) -> ScoredEpisode:
-    """Parse one results.jsonl line; a line of another schema version is an error."""
+    """Parse and range-check one results.jsonl line (its MAC is record_mac's business);
+    a line of another schema version is an error."""
     return ScoredEpisode.model_validate_json(line)

@@ -17,7 +17,7 @@ import numpy as np
 from causal_gym.families.registry import family_spec
 from causal_gym.task_id import EVAL_V1_FAMILIES, FAMILIES
 from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import dump_json, write_atomically
+from orchestrator.run.results import dump_json, save_figure, write_atomically
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -207,7 +207,7 @@ def write_plots(records: list[ScoredEpisode], out: Path) -> list[Path]:
     ax.set_ylabel("reward (clipped at -1 for display)")
     ax.set_title("Reward by family")
     fig.tight_layout()
-    fig.savefig(paths[0], dpi=110)
+    save_figure(fig, paths[0])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -219,7 +219,7 @@ def write_plots(records: list[ScoredEpisode], out: Path) -> list[Path]:
     ax.set_title("Submitted interval widths")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(paths[1], dpi=110)
+    save_figure(fig, paths[1])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -234,7 +234,7 @@ def write_plots(records: list[ScoredEpisode], out: Path) -> list[Path]:
     ax.set_title("Coverage by family")
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(paths[2], dpi=110)
+    save_figure(fig, paths[2])
     plt.close(fig)
     return paths
 

@@ -1,36 +1,44 @@
 """The run folder: durable results, resume bookkeeping, and what may be published.
 
     run.json          the run's identity (config, key fingerprint, task ids); written once
+    run.secret        the key of the MAC on every results line (record_mac.py)
     results.jsonl     one ScoredEpisode per finished attempt, appended, flushed, fsynced
+    results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
     summary.json      redacted aggregates      \\
     report.md         the baseline table      |  meant to be shared
     *.png             plots                    /
 
 A crash loses at most the attempts in flight: every finished one is on disk before
-the driver hears of it. `--resume` reads the final lines back and runs exactly the
-tasks that have none; it refuses a folder whose run.json describes another run.
+the driver hears of it. `--resume` reads the lines back (read_back.py: only those this
+run's scorer wrote, each attempt once) and runs exactly the tasks that have no final
+one; it refuses a folder whose run.json describes another run.
+
+The folder is 0700 and every file in it 0600 from the moment it is created: the
+results give the truth away (an estimate and its absolute error pin it to two
+values), and a user's policy runs under another uid on the same machine.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from orchestrator.errors import OrchestratorError
-from orchestrator.run.records import ScoredEpisode, read_record
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 #: Files that stay on the head: they hold task ids (and, with them, everything a
-#: secret-key run must not publish).
-HEAD_ONLY = (RUN_FILE, RESULTS_FILE, TRANSCRIPTS_FILE)
+#: secret-key run must not publish), or the run's secret.
+HEAD_ONLY = (RUN_FILE, "run.secret", RESULTS_FILE, "results.rejected.jsonl", TRANSCRIPTS_FILE)
+#: Modes of everything a run writes: only the operator reads a run.
+FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
 
 class RunFolderError(OrchestratorError):
@@ -85,62 +93,43 @@ def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
     return identity
 
 
+def private_folder(path: Path) -> Path:
+    """`path` as a directory only its owner can enter (made 0700, or made so)."""
+    path.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
+    os.chmod(path, FOLDER_MODE)
+    return path
+
+
 def create_folder(out: Path, identity: RunIdentity) -> None:
-    """Write run.json for a new run (once everything else has been checked)."""
+    """Write run.json and the run's secret for a new run (once everything else has
+    been checked)."""
+    from orchestrator.run.record_mac import create_secret
+
     run_file = out / RUN_FILE
     if run_file.exists():
         return
-    out.mkdir(parents=True, exist_ok=True)
+    private_folder(out)
+    create_secret(out)
     write_atomically(run_file, identity.model_dump_json(indent=2) + "\n")
 
 
-def write_atomically(path: Path, text: str) -> None:
+def private_file(path: Path, mode: str = "w") -> IO[Any]:
+    """A new or truncated file (mode "w"/"wb") or one to append to ("a"), created
+    0600; a symlink at `path` is refused, not followed."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags |= os.O_APPEND if mode.startswith("a") else os.O_TRUNC
+    fd = os.open(path, flags, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+
+
+def write_atomically(path: Path, text: str | bytes) -> None:
     temp = path.with_name(f".{path.name}.partial")
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    with private_file(temp, "wb") as handle:
+        handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temp, path)
-
-
-def read_records(out: Path) -> Iterator[ScoredEpisode]:
-    """Every record of results.jsonl. A line torn by a crash (not JSON) is skipped; a
-    well-formed line that is not a record this version knows is an error."""
-    path = out / RESULTS_FILE
-    if not path.exists():
-        return
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                json.loads(line)
-            except json.JSONDecodeError:
-                continue  # torn by a crash mid-write
-            try:
-                yield read_record(line)
-            except ValueError as exc:
-                raise RunFolderError(
-                    f"{path} holds a line this version cannot read: {exc}"
-                ) from exc
-
-
-def finished_tasks(out: Path) -> dict[str, int]:
-    """task id -> attempts recorded so far, for tasks that have a final record."""
-    attempts: dict[str, int] = {}
-    final: set[str] = set()
-    for record in read_records(out):
-        attempts[record.task_id] = max(attempts.get(record.task_id, 0), record.attempt + 1)
-        if record.final:
-            final.add(record.task_id)
-    return {task_id: attempts[task_id] for task_id in final}
-
-
-def attempts_so_far(out: Path) -> dict[str, int]:
-    attempts: dict[str, int] = {}
-    for record in read_records(out):
-        attempts[record.task_id] = max(attempts.get(record.task_id, 0), record.attempt + 1)
-    return attempts
 
 
 class DurableLog:
@@ -150,7 +139,7 @@ class DurableLog:
     def __init__(self, path: Path, sync: bool = True) -> None:
         self.path = path
         self.sync = sync
-        self._handle: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        self._handle: IO[str] = private_file(path, "a")
         self._repair_torn_tail()
 
     def _repair_torn_tail(self) -> None:
@@ -176,6 +165,15 @@ class DurableLog:
 
     def close(self) -> None:
         self._handle.close()
+
+
+def save_figure(figure: Any, path: Path) -> None:
+    """A matplotlib figure as a PNG written like every other run file (0600, atomic)."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    write_atomically(path, buffer.getvalue())
 
 
 def dump_json(path: Path, payload: Any) -> None:

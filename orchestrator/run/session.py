@@ -16,22 +16,21 @@ from rich.console import Console
 
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import FAMILIES
+from orchestrator.agents.loader import check_agent_loads
 from orchestrator.run.cluster import connect, disconnect
 from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
 from orchestrator.run.display import LiveView
 from orchestrator.run.head_key import remove_key_file, write_key_file
+from orchestrator.run.read_back import REJECTED_FILE, read_back, set_aside
 from orchestrator.run.records import Progress
 from orchestrator.run.report import write_outputs
 from orchestrator.run.results import (
     RunFolderError,
     RunIdentity,
-    attempts_so_far,
     check_folder,
     create_folder,
     dump_json,
-    finished_tasks,
-    read_records,
 )
 
 
@@ -88,10 +87,17 @@ def execute(
         task_ids=tuple(task_ids),
         config=config.describe(),
     )
+    check_agent_loads(config.agent, (key.raw.hex(),))
     identity = check_folder(config.out, identity, resume)
-    done = finished_tasks(config.out) if resume else {}
+    done: dict[str, int] = {}
+    attempts: dict[str, int] = {}
+    if resume:
+        back = read_back(config.out, identity)
+        done, attempts = back.finished(), back.attempts()
+        if back.refused:
+            set_aside(config.out, back)
+            console.print(f"resume: {back.refusals()}; kept in {config.out / REJECTED_FILE}")
     todo = [t for t in task_ids if t not in done]
-    attempts = attempts_so_far(config.out)
     if resume:
         console.print(f"resuming {identity.run_id}: {len(done)} done, {len(todo)} to run")
     key_path = write_key_file(key)
@@ -114,7 +120,14 @@ def execute(
                 view.update(tally_view, progress)
 
             dispatcher = Dispatcher(
-                config, identity.run_id, str(key_path), key.fingerprint, todo, attempts, on_progress
+                config,
+                identity.run_id,
+                str(key_path),
+                key.fingerprint,
+                identity.config_digest,
+                todo,
+                attempts,
+                on_progress,
             )
             placed = dispatcher.wait_ready()
             dump_json(Path(config.out) / "placement.json", placed)
@@ -131,8 +144,10 @@ def execute(
             reap_leftovers()
     finally:
         remove_key_file(key_path)
-    wanted = set(task_ids)
-    records = [r for r in read_records(config.out) if r.task_id in wanted]
+    back = read_back(Path(config.out), identity)
+    if back.refused:  # written during this run: someone else is writing the folder
+        console.print(f"warning: {back.refusals()}; the report leaves them out")
+    records = list(back.records)
     meta = {
         "run_id": identity.run_id,
         "agent": config.agent,
