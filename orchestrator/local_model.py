@@ -16,7 +16,6 @@ import argparse
 import importlib.util
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 
 from orchestrator.errors import OrchestratorError
-from orchestrator.owners import owner_alive, owner_token
+from orchestrator.owners import dies_with_parent, owner_alive, owner_token
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"
@@ -108,7 +107,7 @@ class LocalModelServer:
             # Another server there would answer our readiness check in our place.
             raise LocalModelError(f"port {self.port} on 127.0.0.1 is in use: choose another")
         # The server dies with its launcher, even one killed with SIGKILL (pdeathsig).
-        guard = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+        guard = dies_with_parent()
         command = [
             *guard, sys.executable, "-m", "llama_cpp.server", "--model", str(model),
             "--model_alias", self.alias, "--chat_format", "chatml-function-calling",

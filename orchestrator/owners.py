@@ -10,6 +10,7 @@ tell the leftovers of a dead process (remove them) from the live state of anothe
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 
@@ -31,3 +32,9 @@ def owner_alive(token: str) -> bool:
     """Whether the process that made `token` still runs (same pid, same start time)."""
     pid, _, started = token.partition(".")
     return pid.isdigit() and start_time(int(pid)) == started
+
+
+def dies_with_parent() -> list[str]:
+    """A command prefix that makes a child die with the process that started it, even
+    one killed by SIGKILL (the kernel's parent-death signal, set by setpriv)."""
+    return ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []

@@ -445,3 +445,75 @@ def test_the_policy_host_reaches_its_code_under_a_closed_directory(
     assert as_policy("cat", str(closed / "secret.txt")).returncode != 0
     monkeypatch.setattr(process_policy, "_code_paths", lambda: [])
     assert as_policy("cat", str(code / "module.py")).returncode != 0  # what the fix fixes
+
+
+JUNK_REPORTER = """
+from orchestrator.agents import AgentTurn, Policy, ToolCall
+class Junk(Policy):
+    def next_turn(self, messages, deadline_s):
+        call = ToolCall('c0', 'bash', '{"command": "true"}')
+        return AgentTurn(text="x" * 100_462, tool_calls=(call,), usage=USAGE, retries=RETRIES)
+"""
+
+
+@pytest.mark.parametrize(
+    ("usage", "retries", "fragment"),
+    [
+        ({"prompt_tokens": "lots"}, 0, "prompt_tokens: Input should be a valid integer"),
+        ({"prompt_tokens": 3e30}, 0, "prompt_tokens: Input should be a valid integer"),
+        ({"completion_tokens": -21}, 0, "completion_tokens: Input should be greater than"),
+        ({"total_tokens": True}, 0, "total_tokens: Input should be a valid integer"),
+        (None, "many", "invalid literal for int"),
+        (None, 10**9, "retries"),
+    ],
+)
+def test_junk_a_policy_reports_about_itself_is_its_own_agent_error(
+    tmp_path: Path, usage: Any, retries: Any, fragment: str
+) -> None:
+    """Usage and retries are parsed by a bounded schema: junk ends the episode as an
+    agent_error (never retried), not a sandbox error that buys the policy attempts."""
+    source = tmp_path / "junk.py"
+    source.write_text(f"USAGE = {usage!r}\nRETRIES = {retries!r}\n" + JUNK_REPORTER)
+    result = episode(load_policy(f"python:{source}:Junk"))
+    assert result.status is EpisodeStatus.AGENT_ERROR, result.message
+    assert fragment in (result.message or ""), result.message
+    assert result.usage.prompt_tokens == 0 and result.model_retries == 0
+
+
+def test_stored_text_is_capped_with_its_length(tmp_path: Path) -> None:
+    source = tmp_path / "junk.py"
+    source.write_text("USAGE = {'prompt_tokens': 7, 'completion_tokens': 3}\nRETRIES = 0\n"
+                      + JUNK_REPORTER)  # fmt: skip
+    result = episode(load_policy(f"python:{source}:Junk"), EpisodeConfig(max_turns=2))
+    assert result.status is EpisodeStatus.NO_SUBMISSION
+    assert result.usage.prompt_tokens == 14 and result.usage.completion_tokens == 6
+    said = [m["content"] for m in result.transcript if m["role"] == "assistant"]
+    assert len(said) == 2
+    for text in [*said, result.agent_notes]:
+        assert len(text) < 17_000 and text.endswith("[... cut: 100462 chars in all]")
+
+
+STATEFUL = """
+import os
+from orchestrator.agents import AgentTurn, Policy, ToolCall
+class Stateful(Policy):
+    def next_turn(self, messages, deadline_s):
+        seen = os.path.exists(MARK)
+        with open(MARK, "w") as handle:
+            handle.write("carried")
+        answer = '{"estimate": 0, "ci_lower": -1, "ci_upper": 1, "adjustment_set": []}'
+        return AgentTurn(text=f"seen={seen}", tool_calls=(ToolCall('c0', 'submit_answer', answer),))
+"""
+
+
+def test_a_user_policy_carries_no_state_from_one_attempt_to_the_next(tmp_path: Path) -> None:
+    """Each policy process gets a private /tmp: what one attempt leaves there, the
+    next one (and the host) never sees."""
+    mark = f"/tmp/causal-gym-carried-{os.getpid()}"
+    source = tmp_path / "stateful.py"
+    source.write_text(f"MARK = {mark!r}\n" + STATEFUL)
+    first = episode(load_policy(f"python:{source}:Stateful"))
+    second = episode(load_policy(f"python:{source}:Stateful"))
+    assert first.status is second.status is EpisodeStatus.SUBMITTED
+    assert (first.agent_notes, second.agent_notes) == ("seen=False", "seen=False")
+    assert not Path(mark).exists()

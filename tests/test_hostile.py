@@ -137,8 +137,7 @@ def test_five_processes_cannot_exceed_the_memory_total(kind: str) -> None:
         result = box.exec(["python", "-c", FIVE_HOGS], 60)
         codes = json.loads(result.stdout)
         assert any(code in (-9, 137) for code in codes), result  # some were OOM-killed
-        if kind == "local":
-            assert "memory" in result.limits_hit
+        assert "memory" in result.limits_hit
         assert box.exec("echo alive", 30).stdout == "alive\n"
 
 
@@ -156,6 +155,29 @@ def test_a_2gb_file_in_dev_shm_hits_the_disk_limit(kind: str) -> None:
         # the workspace, /tmp and /dev/shm share it (local) or split it (docker)
         more = box.exec("head -c 200000000 /dev/zero > /workspace/more; echo rc=$?", 60)
         assert "rc=1" in more.stdout
+
+
+LIMIT_COMMANDS = {
+    "memory": ["python", "-c", FIVE_HOGS],
+    "processes": "for i in $(seq 200); do sleep 3 & done; wait",
+    "disk": "head -c 200000000 /dev/zero > /dev/shm/big",
+}
+
+
+@pytest.mark.parametrize("limit", sorted(LIMIT_COMMANDS))
+@pytest.mark.parametrize("kind", KINDS)
+def test_both_backends_tell_the_agent_the_same_limit(kind: str, limit: str) -> None:
+    """The agent reads the same '[sandbox limit reached: ...]' note whichever backend
+    runs it (Docker's from the container's own groups and tmpfs, read on the host)."""
+    from orchestrator.agents.tools import LIMIT_NOTES, format_exec
+
+    with open_box(kind, SandboxLimits(memory_mb=300, pids=64, disk_mb=64)) as box:
+        result = box.exec(LIMIT_COMMANDS[limit], 60)
+        note = f"[sandbox limit reached: {LIMIT_NOTES[limit]}]"
+        assert note in format_exec(result, 4000).splitlines(), (result.limits_hit, result)
+        calm = box.exec("echo calm", 30)
+        if limit != "disk":  # a full disk stays full; the counters count each hit once
+            assert limit not in calm.limits_hit
 
 
 @pytest.mark.sandbox

@@ -48,6 +48,9 @@ def run(
     address: Annotated[
         str | None, Opt("--address", help="Ray cluster (default: embedded).")
     ] = None,
+    connect_timeout: Annotated[
+        float | None, Opt("--connect-timeout", help="Seconds to join --address (30).")
+    ] = None,
     base_url: Annotated[str | None, Opt("--base-url", help="OpenAI-compatible URL.")] = None,
     model: Annotated[str | None, Opt("--model")] = None,
     api_key_env: Annotated[
@@ -63,6 +66,8 @@ def run(
 
     if timeout is not None:
         check_seconds("--timeout", timeout)
+    if connect_timeout is not None:
+        check_seconds("--connect-timeout", connect_timeout)
     openai: dict[str, Any] = {
         k: v
         for k, v in {"base_url": base_url, "model": model, "api_key_env": api_key_env}.items()
@@ -83,6 +88,7 @@ def run(
         "max_turns": max_turns,
         "out": str(out) if out else None,
         "address": address,
+        "connect_timeout_s": connect_timeout,
         "openai": openai or None,
     }
     if config is None and not any(v is not None for v in overrides.values()) and not resume:

@@ -99,19 +99,13 @@ def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
 
 @sandbox_app.command("reap")
 def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None:
-    """Remove what dead runs left: local sandboxes (workspaces, mounts, cgroups) whose
+    """Remove what dead runs left: their key files, the processes of embedded Ray
+    instances whose runner is gone, local sandboxes (workspaces, mounts, cgroups) whose
     owner process is gone, and Docker containers (also those of --run-id)."""
-    from orchestrator.errors import SandboxUnavailableError
-    from orchestrator.sandbox.reaper import reap_local
+    from orchestrator.run.leftovers import reap_dead_runs
 
-    report: dict[str, object] = {"local": reap_local()}
     try:
-        from orchestrator.sandbox.docker_backend import reap_containers
-        from orchestrator.sandbox.docker_image import docker_client
-
-        report["docker"] = reap_containers(docker_client(), run_id)
-    except SandboxUnavailableError as exc:
-        report["docker"] = f"skipped: {str(exc).split(':')[0]}"
+        report = reap_dead_runs(run_id)
     except OrchestratorError as exc:
         fail(str(exc), code=1)
     typer.echo(json.dumps(report))

@@ -15,16 +15,21 @@ import os
 import secrets
 import signal
 import socket
+import subprocess
+import sys
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import ray
 
 from orchestrator.errors import OrchestratorError
+from orchestrator.owners import dies_with_parent
 from orchestrator.run.config import HEAD_RESOURCE
 
-CONNECT_TIMEOUT_S = 5.0
+#: Default deadline for joining a cluster (`connect_timeout_s` in a run config).
+CONNECT_TIMEOUT_S = 30.0
 
 
 class ClusterError(OrchestratorError):
@@ -37,21 +42,62 @@ class Cluster:
     head_node: str
     nodes: int
     cpus: float
+    #: The marker of the embedded instance this process started (leftovers.py).
+    marker: Path | None = None
 
 
-def _check_reachable(address: str) -> None:
+def _check_reachable(address: str, timeout_s: float) -> None:
     if address in ("auto", "local") or address.startswith("ray://"):
         return
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit():
         raise ClusterError(f"--address {address!r} is not HOST:PORT (or 'auto')")
     try:
-        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as exc:
         raise ClusterError(
             f"cannot reach a Ray cluster at {address} ({exc.strerror or exc}): start it with "
             "`ray start --head`, or leave out --address for an embedded local Ray"
         ) from exc
+
+
+_PROBE = (
+    "import logging, sys, ray\n"
+    "ray.init(address=sys.argv[1], logging_level=logging.ERROR, log_to_driver=False)\n"
+    "print('joined', len(ray.nodes()))\n"
+)
+
+
+def probe(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ClusterError unless a Ray cluster answers at `address` within `timeout_s`.
+
+    Ray's own join has no deadline a caller can set: at an address where nothing
+    listens it retried for over ten minutes, and at a port that is not a Ray GCS it
+    ends the whole process after a minute. So the join is tried first in a child
+    process that is killed at the deadline (or when this process is interrupted):
+    a TCP connect, then a real `ray.init`."""
+    started = time.monotonic()
+    _check_reachable(address, timeout_s)
+    if address == "local":
+        return
+    ensure_auth_token()
+    left = max(1.0, timeout_s - (time.monotonic() - started))
+    try:
+        done = subprocess.run(
+            [*dies_with_parent(), sys.executable, "-c", _PROBE, address],
+            capture_output=True,
+            text=True,
+            timeout=left,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ClusterError(
+            f"no Ray cluster answered at {address} within {timeout_s:g} s (the connect "
+            "timeout): check the address and that the cluster runs"
+        ) from exc
+    if done.returncode != 0 or "joined" not in done.stdout:
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["no output"]
+        raise ClusterError(f"cannot join the Ray cluster at {address}: {last[0][:300]}")
 
 
 def ensure_auth_token() -> None:
@@ -100,12 +146,15 @@ def _create_token_file(path: Path) -> None:
         temporary.unlink()
 
 
-def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
-    """Start (or join) Ray; the key must already be out of this process's environment."""
+def connect(
+    address: str | None, num_cpus: int | None = None, timeout_s: float = CONNECT_TIMEOUT_S
+) -> Cluster:
+    """Start (or join) Ray; the key must already be out of this process's environment.
+    Joining a cluster fails with a ClusterError after `timeout_s` (see `probe`)."""
     if os.environ.get("CAUSAL_GYM_KEY"):
         raise ClusterError("internal: the key is still in the environment; Ray would copy it")
     if address:
-        _check_reachable(address)
+        probe(address, timeout_s)
     # Token authentication, embedded or cluster (README, "On a cluster"): anyone who
     # can reach an open Ray instance can run code on the head, where the key is.
     ensure_auth_token()
@@ -129,11 +178,23 @@ def connect(address: str | None, num_cpus: int | None = None) -> Cluster:
         # goes back in place.
         if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)
+    marker = None if address else _note_embedded()
     try:
-        return _check_head(started_here=address is None)
+        return replace(_check_head(started_here=address is None), marker=marker)
     except ClusterError:
-        disconnect(Cluster(address is None, "", 0, 0))
+        disconnect(Cluster(address is None, "", 0, 0, marker))
         raise
+
+
+def _note_embedded() -> Path | None:
+    """Mark the embedded instance as this process's, so that whatever of it outlives a
+    SIGKILL of this process is found and removed by the next run (leftovers.py)."""
+    from orchestrator.run.leftovers import note_embedded_ray
+
+    node = getattr(ray._private.worker, "_global_node", None)
+    if node is None:
+        return None
+    return note_embedded_ray(node.get_session_dir_path(), str(node.node_id))
 
 
 def _check_head(started_here: bool) -> Cluster:
@@ -156,5 +217,8 @@ def _check_head(started_here: bool) -> Cluster:
 
 
 def disconnect(cluster: Cluster) -> None:
+    from orchestrator.run.leftovers import forget_embedded_ray
+
     with contextlib.suppress(Exception):
         ray.shutdown()
+    forget_embedded_ray(cluster.marker)

@@ -40,7 +40,15 @@ SPLIT_FAMILIES = {
 HEAD_RESOURCE = "causal_gym_head"
 #: Fields that change how a run is executed, not what it produces.
 EXECUTION_ONLY = frozenset(
-    {"concurrency", "address", "out", "generators", "episodes_per_actor", "cpus_per_episode"}
+    {
+        "concurrency",
+        "address",
+        "connect_timeout_s",
+        "out",
+        "generators",
+        "episodes_per_actor",
+        "cpus_per_episode",
+    }
 )
 
 
@@ -104,6 +112,8 @@ class RunConfig(_Strict):
     limits: Limits = Limits()
     retries: Retries = Retries()
     address: str | None = None
+    #: How long joining the cluster at `address` may take before the run gives up.
+    connect_timeout_s: float = Field(30.0, gt=0, le=3600)
     out: Path = Path("runs/latest")
     #: Labels for the report's table (the agent's name otherwise).
     model_label: str | None = None

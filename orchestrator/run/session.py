@@ -22,6 +22,7 @@ from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
 from orchestrator.run.display import LiveView
 from orchestrator.run.head_key import remove_key_file, write_key_file
+from orchestrator.run.leftovers import reap_dead_runs
 from orchestrator.run.read_back import REJECTED_FILE, read_back, set_aside
 from orchestrator.run.records import Progress
 from orchestrator.run.report import write_outputs
@@ -52,21 +53,6 @@ def sample_label(config: RunConfig, count: int) -> str:
     return f"{split}, {count} tasks from position {config.start}{families}"
 
 
-def reap_leftovers() -> None:
-    """What killed actors may have left (their sandboxes), now that they are gone."""
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.sandbox.reaper import reap_local
-
-    reap_local()
-    try:
-        from orchestrator.sandbox.docker_backend import reap_containers
-        from orchestrator.sandbox.docker_image import docker_client
-
-        reap_containers(docker_client())
-    except (OrchestratorError, ImportError):
-        pass
-
-
 def execute(
     config: RunConfig,
     key: DerivationKey,
@@ -89,6 +75,7 @@ def execute(
     )
     check_agent_loads(config.agent, (key.raw.hex(),))
     identity = check_folder(config.out, identity, resume)
+    reap_dead_runs()  # whatever an earlier runner killed with SIGKILL left
     done: dict[str, int] = {}
     attempts: dict[str, int] = {}
     if resume:
@@ -102,7 +89,7 @@ def execute(
         console.print(f"resuming {identity.run_id}: {len(done)} done, {len(todo)} to run")
     key_path = write_key_file(key)
     try:
-        cluster = connect(config.address)
+        cluster = connect(config.address, timeout_s=config.connect_timeout_s)
         dispatcher: Dispatcher | None = None
         try:
             create_folder(config.out, identity)
@@ -141,7 +128,7 @@ def execute(
             if dispatcher is not None:
                 dispatcher.shutdown()
             disconnect(cluster)
-            reap_leftovers()
+            reap_dead_runs()  # what killed actors left (their sandboxes)
     finally:
         remove_key_file(key_path)
     back = read_back(Path(config.out), identity)

@@ -19,6 +19,9 @@ from orchestrator.errors import SandboxPathError
 WORKSPACE = "/workspace"
 #: Extra wall time allowed past a command's deadline before the host kills it all.
 KILL_GRACE_S = 2.0
+#: A writable place with less free space than this after a command counts as the
+#: disk limit reached (both backends).
+DISK_FULL_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from orchestrator.errors import SandboxError, SandboxPathError, SandboxUnavailableError
 from orchestrator.sandbox.base import (
+    DISK_FULL_BYTES,
     KILL_GRACE_S,
     CappedReader,
     ExecResult,
@@ -178,7 +179,7 @@ class LocalSandbox(Sandbox):
         if self.cgroups is not None:
             after = self.cgroups.events()
             hit += [name for name, count in after.items() if count > before.get(name, 0)]
-        if self._root and self.scratch is not None and self.scratch.free_bytes() < 1 << 20:
+        if self._root and self.scratch is not None and self.scratch.free_bytes() < DISK_FULL_BYTES:
             hit.append("disk")
         return tuple(hit)
 

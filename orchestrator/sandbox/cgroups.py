@@ -195,13 +195,31 @@ class CgroupSet:
     def events(self) -> dict[str, int]:
         """Cumulative counts of the limits being hit: processes killed for memory and
         forks refused at the process limit."""
-        if self.v2:
-            d = self.dirs["memory"]
-            return {
-                "memory": _counter(d / "memory.events", "oom_kill"),
-                "processes": _counter(d / "pids.events", "max"),
-            }
-        return {
-            "memory": _counter(self.dirs["memory"] / "memory.oom_control", "oom_kill"),
-            "processes": _counter(self.dirs["pids"] / "pids.events", "max"),
-        }
+        return limit_events(self.dirs["memory"], self.dirs["pids"], self.v2)
+
+
+def limit_events(memory_dir: Path, pids_dir: Path, v2: bool) -> dict[str, int]:
+    """The limit counters of a group (ours, or a Docker container's)."""
+    oom = memory_dir / ("memory.events" if v2 else "memory.oom_control")
+    forks = _counter(pids_dir / "pids.events", "max")
+    return {"memory": _counter(oom, "oom_kill"), "processes": forks}
+
+
+def groups_of(pid: int) -> tuple[Path, Path, bool] | None:
+    """The memory and pids group directories of process `pid` and whether they are v2,
+    from /proc/<pid>/cgroup (None when it cannot be read)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    paths: dict[str, str] = {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            paths[name] = path.lstrip("/")
+    if unified() and "" in paths:
+        group = ROOT / paths[""]
+        return group, group, True
+    if "memory" in paths and "pids" in paths:
+        return ROOT / "memory" / paths["memory"], ROOT / "pids" / paths["pids"], False
+    return None

@@ -41,6 +41,7 @@ from orchestrator.sandbox.base import (
     SandboxLimits,
     workspace_relpath,
 )
+from orchestrator.sandbox.container_limits import ContainerLimits
 from orchestrator.sandbox.docker_exec import run_in_container
 from orchestrator.sandbox.docker_image import (
     AGENT_UID,
@@ -153,6 +154,7 @@ class DockerSandbox(Sandbox):
         self.lifetime_s = lifetime_s
         self.client: docker.DockerClient | None = None
         self.container: Any = None
+        self._limits: ContainerLimits | None = None
 
     def open(self, files: Mapping[str, bytes]) -> None:
         if self.container is not None:
@@ -226,6 +228,8 @@ class DockerSandbox(Sandbox):
         script = command if isinstance(command, str) else shlex.join(command)
         wrapped = ["timeout", "-k", f"{KILL_GRACE_S:g}", f"{timeout_s:g}"]
         wrapped += ["sh", "-c", _SUPERVISOR, "sh", script]
+        counters = self._counters()
+        before = counters.counters() if counters else {}
         started = time.monotonic()
         outcome = self._run(
             wrapped, timeout_s + KILL_GRACE_S + WATCHDOG_S, self.limits.output_bytes
@@ -236,6 +240,9 @@ class DockerSandbox(Sandbox):
         code = outcome.exit_code
         timed_out = outcome.hung or (code in (124, 137, 143) and duration >= timeout_s - 0.5)
         killed = code == 137 and not timed_out
+        hit = counters.hit_since(before) if counters and counters.readable else ()
+        if killed and "memory" not in hit:
+            hit = ("memory", *hit)
         return ExecResult(
             exit_code=None if timed_out else code,
             stdout=outcome.stdout.decode("utf-8", "replace"),
@@ -243,8 +250,16 @@ class DockerSandbox(Sandbox):
             timed_out=timed_out,
             truncated=outcome.dropped > 0,
             duration_s=duration,
-            limits_hit=("memory",) if killed else (),
+            limits_hit=hit,
         )
+
+    def _counters(self) -> ContainerLimits | None:
+        """The container's limit counters (found once, when first asked)."""
+        if self._limits is None and self.container is not None:
+            with contextlib.suppress(*DOCKER_ERRORS, KeyError, TypeError):
+                self.container.reload()
+                self._limits = ContainerLimits(int(self.container.attrs["State"]["Pid"]))
+        return self._limits
 
     def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
         rel = workspace_relpath(path)
@@ -285,3 +300,4 @@ class DockerSandbox(Sandbox):
                 ) from exc
             finally:
                 self.container = None
+                self._limits = None

@@ -14,13 +14,15 @@ awaitable), for trainers with an event loop. Errors the stream raises for a requ
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from typing import Any
 
 import ray
 import ray.exceptions
 
 from causal_gym.wire import TaskWire
-from orchestrator.run.cluster import ensure_auth_token
+from orchestrator.run.cluster import CONNECT_TIMEOUT_S, ClusterError, ensure_auth_token, probe
 from orchestrator.stream.service import StreamError
 from orchestrator.stream.types import EpisodeSettings, Rollout, StreamScore, StreamStats
 
@@ -37,15 +39,30 @@ def _unwrap(exc: ray.exceptions.RayError) -> Exception:
 
 
 class StreamClient:
-    def __init__(self, name: str, address: str | None = "auto") -> None:
+    def __init__(
+        self,
+        name: str,
+        address: str | None = "auto",
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+    ) -> None:
+        """Join the cluster at `address` (StreamError after `connect_timeout_s`) and
+        find the stream `name`."""
         if not ray.is_initialized():
+            try:
+                probe(address or "auto", connect_timeout_s)
+            except ClusterError as exc:
+                raise StreamError(str(exc)) from exc
             ensure_auth_token()
+            on_sigterm = signal.getsignal(signal.SIGTERM)
             ray.init(
                 address=address,
                 namespace=NAMESPACE,
                 log_to_driver=False,
                 logging_level=logging.ERROR,
             )
+            # Ray installs a SIGTERM handler of its own; the caller's goes back.
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGTERM, on_sigterm)
         try:
             self.actor = ray.get_actor(name, namespace=NAMESPACE)
         except ValueError as exc:

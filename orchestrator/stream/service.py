@@ -146,8 +146,8 @@ class StreamService:
             self._counts["expired"] += 1
 
     def pull_tasks(self, n: int) -> list[TaskWire]:
-        if not 1 <= n <= MAX_PULL:
-            raise StreamError(f"pull_tasks takes 1 to {MAX_PULL} tasks at a time, not {n}")
+        if type(n) is not int or not 1 <= n <= MAX_PULL:
+            raise StreamError(f"pull_tasks takes 1 to {MAX_PULL} tasks at a time, not {n!r}")
         with self._lock:
             self._expire()
             if len(self._handles) + n > self.max_outstanding:
@@ -297,6 +297,10 @@ class StreamService:
     ) -> list[Rollout]:
         """Up to n rollouts of at least `min_policy_version` (older ones are dropped and
         counted as stale); waits up to `timeout_s` for the first one."""
+        if type(n) is not int or not 1 <= n <= MAX_PULL:
+            raise StreamError(f"pull_episodes takes 1 to {MAX_PULL} rollouts, not {n!r}")
+        if type(min_policy_version) is not int or not isinstance(timeout_s, int | float):
+            raise StreamError("min_policy_version is an integer and timeout_s a number")
         with self._lock:
             settings = self._settings
         if settings is None:
