@@ -66,8 +66,9 @@ def descendants(root: int) -> dict[int, str]:
 
 def case(label: str, also: tuple[str, ...], wait_s: float) -> None:
     out = Path(tempfile.mkdtemp(prefix="leftovers-"))
+    args = ["--split", "eval-v1", "-n", "20", "--agent", "simulated:1:3", "--out", str(out / "r")]
     driver = subprocess.Popen(
-        [RUN, "--split", "eval-v1", "-n", "20", "--agent", "simulated:1:3", "--out", str(out / "r")],
+        [RUN, *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, cwd=ROOT,
     )  # fmt: skip
     deadline = time.monotonic() + 180
