@@ -60,7 +60,8 @@ def openai_policy(server: ScriptedOpenAIServer, **overrides: Any):
 
 
 def episode(policy, config: EpisodeConfig | None = None, task=TASK, kind: str = "local"):
-    with make_sandbox(kind) as box:
+    """One episode; the policy is closed after it (a user policy's process ends)."""
+    with make_sandbox(kind) as box, policy:
         box.open(dict(task.public.files))
         return run_episode(
             task.public.to_wire("test-handle-0001"),
