@@ -9,9 +9,10 @@ the knobs along the reward-weighted perturbations. The reward is smallest for an
 honest 90% interval, so the width multiplier should drift to about 1 from wherever
 it starts, on either side.
 
-    causal-gym-run stream start demo --address ADDR
-    .venv/bin/python scripts/demo_trainer.py --address ADDR --stream demo           # both starts
-    .venv/bin/python scripts/demo_trainer.py --address ADDR --stream demo --start-width 0.3
+    causal-gym-run stream start demo                  # prints its URL
+    causal-gym-run stream token mint demo trainer --to trainer.token
+    .venv/bin/python scripts/demo_trainer.py --url URL --token-file trainer.token   # both starts
+    .venv/bin/python scripts/demo_trainer.py --url URL --token-file trainer.token --start-width 0.3
 """
 
 from __future__ import annotations
@@ -124,8 +125,9 @@ def plot(curves: dict[str, list[dict[str, float]]], path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--address", default="auto")
-    parser.add_argument("--stream", required=True)
+    parser.add_argument("--url", required=True, help="The stream's URL.")
+    parser.add_argument("--token", help="A consumer token.")
+    parser.add_argument("--token-file", type=Path, help="A file holding a consumer token.")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--sigma", type=float, default=0.3)
@@ -135,7 +137,10 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/demo-trainer"))
     args = parser.parse_args()
     starts = args.start_width or [0.3, 3.0]
-    client = StreamClient(args.stream, address=args.address)
+    if (args.token is None) == (args.token_file is None):
+        parser.error("give --token or --token-file")
+    token = args.token or args.token_file.read_text().strip()
+    client = StreamClient(args.url, token)
     curves = {}
     for start in starts:
         print(f"start: width multiplier {start}")

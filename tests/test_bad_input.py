@@ -128,8 +128,9 @@ import sys, time
 from orchestrator.stream.client import StreamClient, StreamError
 print("ready", flush=True)
 started = time.monotonic()
+limit = float(sys.argv[2])
 try:
-    StreamClient("s", address=sys.argv[1], connect_timeout_s=float(sys.argv[2]))
+    StreamClient(sys.argv[1], "cgs_c_x", connect_timeout_s=limit, timeout_s=limit).pull_tasks(1)
 except StreamError as exc:
     print("StreamError", round(time.monotonic() - started, 1), str(exc), flush=True)
 """
@@ -137,7 +138,8 @@ except StreamError as exc:
 
 @pytest.mark.parametrize("where", ["nothing listens", "a silent port"])
 def test_a_stream_client_returns_within_its_connect_timeout(where: str, silent_port: int) -> None:
-    address = "127.0.0.1:1" if where == "nothing listens" else f"127.0.0.1:{silent_port}"
+    port = 1 if where == "nothing listens" else silent_port
+    address = f"http://127.0.0.1:{port}"
     done = subprocess.run(
         [sys.executable, "-c", CLIENT, address, "4"], capture_output=True, text=True, timeout=60
     )
@@ -147,7 +149,7 @@ def test_a_stream_client_returns_within_its_connect_timeout(where: str, silent_p
 
 def test_a_connecting_stream_client_answers_sigterm(silent_port: int) -> None:
     client = subprocess.Popen(
-        [sys.executable, "-c", CLIENT, f"127.0.0.1:{silent_port}", "300"],
+        [sys.executable, "-c", CLIENT, f"http://127.0.0.1:{silent_port}", "300"],
         stdout=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
@@ -155,19 +157,43 @@ def test_a_connecting_stream_client_answers_sigterm(silent_port: int) -> None:
         time.sleep(1.5)  # inside the connect now
         client.send_signal(signal.SIGTERM)
         assert client.wait(timeout=15) == -signal.SIGTERM
-        # and its connect attempt (a child process) went with it
-        mark = f"127.0.0.1:{silent_port}".encode()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and probes(mark):
-            time.sleep(0.2)
-        assert not probes(mark)
     finally:
         if client.poll() is None:
             os.killpg(client.pid, signal.SIGKILL)
             client.wait()
 
 
+def test_a_connecting_run_answers_sigterm_and_leaves_no_probe(
+    tmp_path: Path, silent_port: int
+) -> None:
+    run = str(Path(sys.executable).with_name("causal-gym-run"))
+    driver = subprocess.Popen(
+        [run, "-n", "1", "--address", f"127.0.0.1:{silent_port}", "--connect-timeout", "300",
+         "--out", str(tmp_path / "run")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    mark = f"127.0.0.1:{silent_port}".encode()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(probes(mark)) < 2:  # the runner, its probe
+            time.sleep(0.2)
+        assert len(probes(mark)) >= 2
+        driver.send_signal(signal.SIGTERM)
+        _, stderr = driver.communicate(timeout=30)
+        assert driver.returncode == 130 and "interrupted" in stderr, stderr
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and probes(mark):
+            time.sleep(0.2)
+        assert not probes(mark)
+        assert not (tmp_path / "run").exists()
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+
+
 def probes(mark: bytes) -> list[int]:
+    """Live processes whose command line names `mark`."""
     found = []
     for entry in Path("/proc").iterdir():
         try:

@@ -1,12 +1,12 @@
-"""Trainer streams on a real Ray cluster (one head node with the head resource):
-two streams, task mode, episode mode against a scripted chat-completions server,
-bounds, bad requests, and where the key is (only in the stream's own process)."""
+"""Trainer streams over HTTP: real services (`causal-gym-run stream start`, uvicorn on
+127.0.0.1, an embedded Ray each), real clients. Task mode, episode mode against a
+scripted chat-completions server, limits, bad requests, a hostile consumer's attacks,
+where the key is (only in the supply workers), and a client without Ray."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -16,164 +16,237 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from causal_gym.generate import generate_task
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.rng_keys import parse_key_hex
-from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.stream import StreamError
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ServerScript, scripted_logprobs
-from tests.support.ray_cluster import RayCluster, process_environments, session_of, start_cluster
+from tests.support.streams import Stream, start_stream
 
-pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]
-RUN = str(Path(sys.executable).with_name("causal-gym-run"))
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[RayCluster]:
-    cluster = start_cluster(head_cpus=2, worker_cpus=0)
-    try:
-        yield cluster
-    finally:
-        import ray
-
-        ray.shutdown()  # this process is a driver of the cluster: leave before it goes
-        cluster.stop()
-
-
-def cli(cluster: RayCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [RUN, "stream", *args, "--address", cluster.address],
-        env=cluster.env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.xdist_group("ray")]
+REPO = Path(__file__).resolve().parents[1]
+ANSWER = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
 
 
 @pytest.fixture(scope="module")
-def streams(cluster: RayCluster) -> Iterator[list[str]]:
-    names = ["alpha", "beta"]
-    for name in names:
-        started = cli(
-            cluster,
-            "start",
-            name,
-            "--concurrency",
-            "2",
-            "--episodes-per-actor",
-            "2",
-            "--handle-ttl",
-            "20",
-        )
-        assert started.returncode == 0, started.stderr
+def streams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stream]]:
+    base = tmp_path_factory.mktemp("streams")
+    started: dict[str, Stream] = {}
     try:
-        yield names
+        for name in ("alpha", "beta"):
+            started[name] = start_stream(
+                name, base / name, "--workers", "2", "--handle-ttl", "20",
+                "--concurrency", "2", "--episodes-per-actor", "2",
+            )  # fmt: skip
+        yield started
     finally:
-        for name in names:
-            cli(cluster, "stop", name)
+        for stream in started.values():
+            stream.stop()
 
 
-def client_for(cluster: RayCluster, name: str) -> Any:
-    os.environ["RAY_AUTH_MODE"] = "token"
-    from orchestrator.stream import StreamClient
-
-    return StreamClient(name, address=cluster.address)
+@pytest.fixture(scope="module")
+def tokens(streams: dict[str, Stream]) -> dict[str, str]:
+    return {
+        f"{name}/{consumer}": stream.mint(consumer)
+        for name, stream in streams.items()
+        for consumer in ("one", "two")
+    }
 
 
 def honest_answer(task: Any) -> dict[str, Any]:
     return honest(Staged.parse(task.files["data.csv"], task.files["README.md"].decode()))
 
 
-def test_two_streams_never_produce_the_same_task(cluster: RayCluster, streams: list[str]) -> None:
-    seen = []
-    for name in streams:
-        client = client_for(cluster, name)
-        seen.append(
-            {hashlib.sha256(t.files["data.csv"]).hexdigest() for t in client.pull_tasks(30)}
-        )
-    assert len(seen[0]) == 30 and len(seen[1]) == 30 and not seen[0] & seen[1]
-    fingerprints = {
-        json.loads(cli(cluster, "status", n).stdout)["key_fingerprint"] for n in streams
-    }
+def answer_for(task: Any) -> dict[str, Any]:
+    answer = dict(ANSWER)
+    if task.family.value == "adjustment":
+        answer["adjustment_set"] = []
+    if task.family.value == "null_detect":
+        answer["effect_probability"] = 0.65
+    return answer
+
+
+def test_two_streams_and_two_consumers_never_get_the_same_task(
+    streams: dict[str, Stream], tokens: dict[str, str]
+) -> None:
+    seen: list[set[str]] = []
+    for key, token in tokens.items():
+        stream = streams[key.split("/")[0]]
+        with stream.client(token) as client:
+            tasks = client.pull_tasks(12)
+            seen.append({hashlib.sha256(t.files["data.csv"]).hexdigest() for t in tasks})
+            for task in tasks:
+                client.score(task.handle, answer_for(task))
+    assert all(len(s) == 12 for s in seen)
+    union = set().union(*seen)
+    assert len(union) == 48  # disjoint across consumers and across streams
+    fingerprints = {s.operator().status().key_fingerprint for s in streams.values()}
     assert len(fingerprints) == 2
 
 
 def test_task_mode_round_trips_like_causal_gym_score(
-    cluster: RayCluster, streams: list[str], tmp_path: Path
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
 ) -> None:
     key_file = tmp_path / "alpha.key"
-    exported = cli(cluster, "export-key", "alpha", "--to", str(key_file))
+    exported = streams["alpha"].cli("export-key", "--to", str(key_file))
     assert exported.returncode == 0, exported.stderr
     assert oct(key_file.stat().st_mode & 0o777) == "0o600"
     key = parse_key_hex(key_file.read_text(), "export")
-    client = client_for(cluster, "alpha")
-    tasks = client.pull_tasks(3)
-    # scored first: a handle expires (20 s here), and finding the ids below takes longer
-    answered = []
-    for task in tasks:
-        answer = honest_answer(task)
-        answered.append((task, answer, client.score(task.handle, answer)))
-    # the ids never left the head: find them by content under the exported key
+    with streams["alpha"].client(tokens["alpha/one"]) as client:
+        answered = [(t, honest_answer(t)) for t in client.pull_tasks(3)]
+        scored = [(t, a, client.score(t.handle, a)) for t, a in answered]
     by_hash = {}
     for index in range(40):
         for family in ("ate", "adjustment", "null_detect"):
             task_id = f"train:{family}:{index}"
             by_hash[generate_task(task_id, key).public.sha256("data.csv")] = task_id
-    for task, answer, scored in answered:
+    for task, answer, score in scored:
         task_id = by_hash[hashlib.sha256(task.files["data.csv"]).hexdigest()]
         path = tmp_path / "answer.json"
         path.write_text(json.dumps(answer))
         reference = subprocess.run(
-            [
-                str(Path(sys.executable).with_name("causal-gym")),
-                "score",
-                task_id,
-                str(path),
-                "--key-file",
-                str(key_file),
-            ],
-            capture_output=True,
-            text=True,
-            env={k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"},
-        )
+            [str(Path(sys.executable).with_name("causal-gym")), "score", task_id, str(path),
+             "--key-file", str(key_file)],
+            capture_output=True, text=True,
+        )  # fmt: skip
         assert reference.returncode == 0, reference.stderr
-        assert scored.valid and scored.reward == pytest.approx(
+        assert score.valid and score.reward == pytest.approx(
             json.loads(reference.stdout)["reward"], rel=1e-12
         )
-        if generate_task(task_id, key).public.tier.value != "expert":
-            assert scored.width_ratio == pytest.approx(1.0)  # expert: r is the bound, below
 
 
-def test_handles_are_single_use_and_expire_and_bad_pulls_are_clear(
-    cluster: RayCluster, streams: list[str]
+def test_handles_are_single_use_per_consumer_and_expire(
+    streams: dict[str, Stream], tokens: dict[str, str]
 ) -> None:
-    from orchestrator.stream import StreamError
-
-    client = client_for(cluster, "beta")
-    [task] = client.pull_tasks(1)
-    answer = honest_answer(task)
-    assert client.score(task.handle, answer).valid
+    beta = streams["beta"]
+    one, two = beta.client(tokens["beta/one"]), beta.client(tokens["beta/two"])
+    start = one.me()
+    [task] = one.pull_tasks(1)
+    with pytest.raises(StreamError, match="unknown handle") as caught:
+        two.score(task.handle, answer_for(task))  # another consumer's handle
+    assert caught.value.code == "not_found"
+    assert one.score(task.handle, answer_for(task)).valid  # still the holder's to score
     for bad in (task.handle, "never-issued-handle"):
         with pytest.raises(StreamError, match="unknown handle"):
-            client.score(bad, answer)
-    [late] = client.pull_tasks(1)
-    time.sleep(21)  # --handle-ttl 20
+            one.score(bad, answer_for(task))
+    [late] = one.pull_tasks(1)
+    time.sleep(21)  # --handle-ttl 20, counted from delivery
     with pytest.raises(StreamError, match="expired"):
-        client.score(late.handle, answer)
-    with pytest.raises(StreamError, match="1 to 1024"):
-        client.pull_tasks(5000)
-    invalid = client.pull_tasks(1)[0]
-    result = client.score(invalid.handle, {"estimate": 1.0})
+        one.score(late.handle, answer_for(late))
+    with pytest.raises(StreamError, match="less than or equal to 1024"):
+        one.pull_tasks(5000)
+    [invalid] = one.pull_tasks(1)
+    result = one.score(invalid.handle, {"estimate": 1.0})
     assert not result.valid and result.reward == -1.0 and result.errors
-    assert client.stats().tasks_scored == 2  # the valid and the invalid one; it serves on
+    me = one.me()
+    assert (
+        me.tasks_delivered - start.tasks_delivered,
+        me.tasks_scored - start.tasks_scored,
+        me.handles_expired - start.handles_expired,
+    ) == (3, 2, 1)
+
+
+def _scan(stream: Stream, secrets: list[bytes], replies: list[bytes]) -> None:
+    blob = b"\n".join(replies) + stream.log().encode()
+    for secret in secrets:
+        assert secret not in blob, secret[:20]
+
+
+def test_a_hostile_consumer_gets_tasks_and_rewards_and_nothing_else(
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
+) -> None:
+    alpha = streams["alpha"]
+    token = tokens["alpha/two"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    replies: list[bytes] = []
+    before = alpha.operator().status()
+
+    def send(method: str, path: str, headers: dict[str, str] | None = None, **kw: Any) -> Any:
+        reply = httpx.request(method, alpha.url + path, headers=headers or bearer, timeout=60, **kw)
+        replies.append(reply.content)
+        return reply
+
+    sink = tmp_path / "sink.key"
+    attacks = [
+        ("GET", "/v1/operator/status", {}),
+        ("POST", "/v1/operator/stop", {}),
+        ("POST", "/v1/operator/export-key", {"json": {"path": str(sink)}}),
+        ("POST", "/v1/operator/export-key", {"json": {"path": "stolen.key"}}),
+        ("POST", "/v1/operator/tokens", {"json": {"name": "mine"}}),
+        ("DELETE", "/v1/operator/tokens/one", {}),
+        ("POST", "/v1/operator/episodes", {"json": {"endpoint": {
+            "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}}}),
+    ]  # fmt: skip
+    for method, path, kw in attacks:
+        reply = send(method, path, **kw)
+        assert reply.status_code == 403, (path, reply.text)
+        assert reply.json()["error"]["code"] == "forbidden"
+    assert not sink.exists() and not (REPO / "stolen.key").exists()
+    # not even the operator can point episode mode at a variable of the head's
+    with pytest.raises(StreamError, match="api_key_env: Extra inputs are not permitted"):
+        alpha.operator().configure(
+            {"endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}}
+        )
+    for headers in ({}, {"Authorization": "Bearer cgs_c_wrong"}, {"Authorization": token}):
+        reply = send("POST", "/v1/tasks/pull", headers=headers or {"X": "1"}, json={"n": 5})
+        assert reply.status_code == 401 and reply.json()["error"]["code"] == "unauthorized"
+    bad = [
+        (send("POST", "/v1/tasks/score", content=b"{not json"), 400),
+        (send("POST", "/v1/tasks/score", json={"handle": "h" * 20, "submission": "x" * 300_000}),
+         413),
+        (send("POST", "/v1/tasks/pull", json={"n": 0}), 400),
+        (send("POST", "/v1/tasks/pull", json={"n": 3, "extra": 1}), 400),
+        (send("POST", "/v1/episodes/pull", json={"n": 1}), 400),
+        (send("GET", "/v1/tasks/everything"), 404),
+    ]  # fmt: skip
+    for reply, status in bad:
+        assert reply.status_code == status, reply.text
+        assert reply.json()["error"]["message"].count("\n") == 0
+    after = alpha.operator().status()
+    assert after.tasks_delivered == before.tasks_delivered  # the attacks cost nothing
+    # and what it may do works, then nothing it received carries a secret
+    with alpha.client(token) as client:
+        tasks = client.pull_tasks(4)
+        scores = [client.score(t.handle, answer_for(t)) for t in tasks]
+    replies += [s.model_dump_json().encode() for s in scores]
+    replies += [t.model_dump_json().encode() for t in tasks]
+    key_file = tmp_path / "alpha.key"
+    assert alpha.cli("export-key", "--to", str(key_file)).returncode == 0
+    key_hex = key_file.read_text().strip()
+    key = parse_key_hex(key_hex, "export")
+    truths: list[bytes] = []
+    for index in range(30):
+        for family in ("ate", "adjustment", "null_detect"):
+            task = generate_task(f"train:{family}:{index}", key)
+            pulled = {hashlib.sha256(t.files["data.csv"]).hexdigest() for t in tasks}
+            if task.public.sha256("data.csv") in pulled:
+                truths.append(repr(task.hidden.ate).encode())
+    assert len(truths) == 4
+    telling = [t for t in truths if len(t) > 8]  # a structural null's 0.0 is everywhere
+    assert telling
+    _scan(alpha, [key_hex.encode(), *telling, token.encode()], replies)
+
+
+def test_revoked_tokens_are_refused_and_cost_nothing(streams: dict[str, Stream]) -> None:
+    beta = streams["beta"]
+    token = beta.mint("short-lived")
+    with beta.client(token) as client:
+        assert len(client.pull_tasks(2)) == 2
+        assert beta.cli("token revoke", "short-lived").returncode == 0
+        with pytest.raises(StreamError, match="valid token") as caught:
+            client.pull_tasks(1)
+        assert caught.value.code == "unauthorized"
+    assert "short-lived" in {c.name for c in beta.operator().status().consumers}
 
 
 def replay(messages: list[dict[str, Any]]) -> Reply:
     """A policy served by the trainer: answers at once, in its task's answer type."""
     readme = next(str(m["content"]) for m in messages if m.get("role") == "user")
     family = re.search(r"Answer type: `(\w+)`", readme)
-    answer: dict[str, Any] = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+    answer: dict[str, Any] = dict(ANSWER)
     if family and family.group(1) == "adjustment":
         answer["adjustment_set"] = []
     if family and family.group(1) == "null_detect":
@@ -182,111 +255,75 @@ def replay(messages: list[dict[str, Any]]) -> Reply:
 
 
 def test_episode_mode_buffers_within_the_bound_and_passes_logprobs_unchanged(
-    cluster: RayCluster, streams: list[str]
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
 ) -> None:
-    from orchestrator.stream import EpisodeSettings, StreamError
-
+    alpha = streams["alpha"]
+    key_file = tmp_path / "model.key"
+    key_file.write_text("sk-model-server-key\n")
     with ScriptedOpenAIServer(ServerScript(replay)) as server:
-        client = client_for(cluster, "alpha")
-        endpoint = OpenAIPolicyConfig(
-            base_url=server.base_url, model="scripted", logprobs=True, top_logprobs=0
-        )
-        settings = EpisodeSettings(
-            endpoint=endpoint, batch_size=2, buffer_factor=2.0, policy_version=1
-        )
-        bound = client.configure(settings)
-        assert bound == 4
+        settings = {
+            "endpoint": {"base_url": server.base_url, "model": "scripted", "logprobs": True,
+                         "top_logprobs": 0, "api_key_file": str(key_file)},
+            "batch_size": 2, "buffer_factor": 2.0, "policy_version": 1,
+        }  # fmt: skip
+        config = tmp_path / "episodes.json"
+        config.write_text(json.dumps(settings))
+        configured = alpha.cli("episodes", "--config", str(config))
+        assert configured.returncode == 0 and json.loads(configured.stdout)["bound"] == 4
+        operator = alpha.operator()
         peak = 0
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:  # a consumer that does not pull
-            stats = client.stats()
+            stats = operator.status()
             peak = max(peak, stats.episodes_running + stats.episodes_buffered)
             time.sleep(0.2)
-        assert stats.episodes_buffered >= 1 and peak <= bound
-        with pytest.raises(StreamError, match="1 to 4"):
-            client.pull_episodes(10)
-        client.set_policy_version(2)
-        stale_before = client.stats().episodes_stale
-        fresh = client.pull_episodes(4, min_policy_version=2, timeout_s=60)
+        assert stats.episodes_buffered >= 1 and peak <= 4
+        with alpha.client(tokens["alpha/one"]) as client:
+            with pytest.raises(StreamError, match="at most 4"):
+                client.pull_episodes(10)
+            client.set_policy_version(2)
+            stale_before = operator.status().episodes_stale
+            fresh = client.pull_episodes(4, min_policy_version=2, timeout_s=60)
         assert fresh and all(r.policy_version == 2 for r in fresh)
-        assert client.stats().episodes_stale > stale_before  # version-1 rollouts counted
+        assert operator.status().episodes_stale > stale_before  # version-1 rollouts counted
         rollout = fresh[0]
-        assert rollout.status == "submitted"
-        assert rollout.components["width_ratio"] is not None  # scored on the head
+        assert rollout.status == "submitted" and rollout.components["width_ratio"] is not None
         assert rollout.messages[0]["role"] == "system"
         choice = rollout.completions[0]["choices"][0]
         assert choice["logprobs"]["content"] == scripted_logprobs(1)  # unchanged, as sent
         assert choice["token_ids"] == [7, 8, 9, 10, 11]
-        sent = server.chat_requests[0]["body"]
-        assert sent["logprobs"] is True
+        assert server.chat_requests[0]["body"]["logprobs"] is True
+        assert server.chat_requests[0]["auth"] == "Bearer sk-model-server-key"
+        assert "sk-model-server-key" not in operator.status().model_dump_json()
+        assert "sk-model-server-key" not in alpha.log()
 
 
 def test_an_endpoint_that_stops_answering_becomes_statuses(
-    cluster: RayCluster, streams: list[str]
+    streams: dict[str, Stream], tokens: dict[str, str]
 ) -> None:
-    from orchestrator.stream import EpisodeSettings
-
-    client = client_for(cluster, "beta")
-    dead = OpenAIPolicyConfig(
-        base_url="http://127.0.0.1:9/v1", model="m", max_retries=1, backoff_s=0.01
+    beta = streams["beta"]
+    beta.operator().configure(
+        {"endpoint": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}, "batch_size": 2}
     )
-    client.configure(EpisodeSettings(endpoint=dead, batch_size=2))
-    rollouts = client.pull_episodes(2, timeout_s=60)
-    assert rollouts and all(r.status == "model_error" and r.reward == -1.0 for r in rollouts)
-    assert client.pull_tasks(1)  # task mode unaffected
+    with beta.client(tokens["beta/two"]) as client:
+        rollouts = client.pull_episodes(2, timeout_s=120)
+        assert rollouts and all(r.status == "model_error" and r.reward == -1.0 for r in rollouts)
+        assert client.pull_tasks(1)  # task mode unaffected
 
 
-def test_the_key_is_only_in_the_stream_process(
-    cluster: RayCluster, streams: list[str], tmp_path: Path
-) -> None:
-    key_file = tmp_path / "beta.key"
-    assert cli(cluster, "export-key", "beta", "--to", str(key_file)).returncode == 0
-    secret = key_file.read_text().strip()
-    raw = bytes.fromhex(secret)
-    consumer = subprocess.Popen(
-        [sys.executable, "-c", CONSUMER, cluster.address],
-        env={**cluster.env, "PYTHONPATH": str(Path.cwd())},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert consumer.stdout is not None and consumer.stdout.readline().strip() == "scored"
-    try:
-        assert not memory_holds(consumer.pid, (secret.encode(), raw))
-        ray_sessions = {p.pid for p in cluster.procs}
-        for pid, blob in process_environments().items():
-            assert secret.encode() not in blob, pid
-            if session_of(pid) in ray_sessions and b"ray::EpisodeWorker" in blob:
-                assert not memory_holds(pid, (secret.encode(), raw)), pid
-    finally:
-        consumer.kill()
-        consumer.wait()
-
-
-CONSUMER = """
-import sys
-from orchestrator.stream import StreamClient
-client = StreamClient("beta", address=sys.argv[1])
-for task in client.pull_tasks(3):
-    client.score(task.handle, {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0})
-print("scored", flush=True)
-sys.stdin.read()
-"""
-
-
-PULLS_AND_VANISHES = """
-import sys
-from orchestrator.stream import StreamClient
-client = StreamClient("alpha", address=sys.argv[1])
-client.pull_tasks(3)
-print("scored", flush=True)
-sys.stdin.read()
-"""
+def _processes(marker: bytes) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def memory_holds(pid: int, needles: tuple[bytes, ...]) -> bool:
     """Whether any readable mapping of the process contains one of the needles."""
-    found = False
     with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
         for line in maps:
             addresses, perms = line.split()[:2]
@@ -299,60 +336,147 @@ def memory_holds(pid: int, needles: tuple[bytes, ...]) -> bool:
             except (OSError, OverflowError, ValueError):
                 continue
             if any(needle in chunk for needle in needles):
-                found = True
-                break
-    return found
+                return True
+    return False
 
 
-def test_a_consumer_that_vanishes_costs_nothing_lasting(
-    cluster: RayCluster, streams: list[str]
+CONSUMER = """
+import sys
+from orchestrator.stream import StreamClient
+client = StreamClient(sys.argv[1], sys.argv[2])
+for task in client.pull_tasks(int(sys.argv[3])):
+    client.score(task.handle, {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0})
+print("scored", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_the_key_is_only_in_the_supply_workers(
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
 ) -> None:
+    beta = streams["beta"]
+    key_file = tmp_path / "beta.key"
+    assert beta.cli("export-key", "--to", str(key_file)).returncode == 0
+    secret = key_file.read_text().strip()
+    needles = (secret.encode(), bytes.fromhex(secret))
+    consumer = subprocess.Popen(
+        [sys.executable, "-c", CONSUMER, beta.url, tokens["beta/one"], "3"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert consumer.stdout is not None and consumer.stdout.readline().strip() == "scored"
+        assert not memory_holds(consumer.pid, needles)
+        assert not memory_holds(beta.pid, needles)  # the service that answers requests
+        supplies = [p for p in _processes(b"ray::TaskSupply") if memory_holds(p, needles)]
+        assert supplies, "the scan found the key nowhere: it would find nothing anywhere"
+    finally:
+        consumer.kill()
+        consumer.wait()
+
+
+VANISHES = """
+import sys
+from orchestrator.stream import StreamClient
+client = StreamClient(sys.argv[1], sys.argv[2])
+for i, task in enumerate(client.iter_tasks(40)):
+    print("got", i, flush=True)
+    if i == 1:
+        sys.stdin.read()
+"""
+
+
+def test_a_consumer_that_vanishes_mid_pull_costs_the_others_nothing(
+    streams: dict[str, Stream], tokens: dict[str, str]
+) -> None:
+    alpha = streams["alpha"]
+    victim_token = alpha.mint("vanishes")
     victim = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            PULLS_AND_VANISHES,
-            cluster.address,
-        ],
-        env={**cluster.env, "PYTHONPATH": str(Path.cwd())},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert victim.stdout is not None and victim.stdout.readline().strip() == "scored"
-    before = client_for(cluster, "alpha").stats().handles_outstanding
-    os.kill(victim.pid, signal.SIGKILL)
+        [sys.executable, "-c", VANISHES, alpha.url, victim_token],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert victim.stdout is not None
+    assert [victim.stdout.readline().split()[0] for _ in range(2)] == ["got", "got"]
+    victim.send_signal(signal.SIGKILL)
     victim.wait()
-    time.sleep(21)
-    stats = client_for(cluster, "alpha").stats()
-    assert stats.handles_outstanding < before and stats.handles_expired >= 3
+    started = time.monotonic()
+    with alpha.client(tokens["alpha/two"]) as other:
+        tasks = other.pull_tasks(6)
+        for task in tasks:
+            other.score(task.handle, answer_for(task))
+    assert len(tasks) == 6 and time.monotonic() - started < 60
+    time.sleep(21)  # the victim's handles expire, its undelivered tasks served others
+    view = next(c for c in alpha.operator().status().consumers if c.name == "vanishes")
+    assert view.handles_outstanding == 0 and view.tasks_delivered < 40
+    assert view.handles_expired == view.tasks_delivered
 
 
-def test_the_demo_trainer_improves_its_reward(
-    cluster: RayCluster, streams: list[str], tmp_path: Path
+def test_the_async_client_round_trips(streams: dict[str, Stream], tokens: dict[str, str]) -> None:
+    import asyncio
+
+    from orchestrator.stream import AsyncStreamClient
+
+    async def trainer_step() -> list[float]:
+        async with AsyncStreamClient(streams["beta"].url, tokens["beta/two"]) as client:
+            tasks = await client.pull_tasks(3)
+            scores = await asyncio.gather(
+                *(client.score(t.handle, honest_answer(t)) for t in tasks)
+            )
+        return [s.reward for s in scores if s.valid]
+
+    rewards = asyncio.run(trainer_step())
+    assert len(rewards) == 3 and all(-50 < r <= 1.0 for r in rewards)
+
+
+CLIENT_ONLY = """
+import importlib.util, sys
+for heavy in ("ray", "numpy", "pandas", "scipy", "openai", "fastapi"):
+    assert importlib.util.find_spec(heavy) is None, heavy
+from orchestrator.stream.client import StreamClient
+client = StreamClient(sys.argv[1], sys.argv[2])
+tasks = client.pull_tasks(2)
+scores = [client.score(t.handle, {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0,
+                                  "adjustment_set": [], "effect_probability": 0.5}) for t in tasks]
+print(len(tasks), len(scores), sorted(m for m in sys.modules if m.split(".")[0] in
+      ("ray", "numpy", "pandas")))
+"""
+
+
+def test_a_client_without_ray_pulls_and_scores(
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
 ) -> None:
+    """The `client` extra's way: the package without its dependencies, then httpx and
+    pydantic, in a virtualenv of its own."""
+    venv = tmp_path / "client-venv"
+    uv = str(Path(sys.executable).with_name("uv"))
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    install = [uv, "pip", "install", "-q", "--python", python]
+    subprocess.run([*install, "--no-deps", str(REPO)], check=True, timeout=600)
+    subprocess.run([*install, "httpx>=0.27", "pydantic>=2.7"], check=True, timeout=600)
+    done = subprocess.run(
+        [python, "-c", CLIENT_ONLY, streams["alpha"].url, tokens["alpha/one"]],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[:2] == ["2", "2"] and done.stdout.strip().endswith("[]")
+
+
+def test_the_openapi_schema_is_versioned_and_committed(streams: dict[str, Stream]) -> None:
+    served = httpx.get(streams["alpha"].url + "/openapi.json", timeout=30).json()
+    assert served["info"]["version"] == "1.0.0"
+    assert all(path.startswith("/v1/") for path in served["paths"])
+    committed = json.loads((REPO / "docs" / "stream-openapi-v1.json").read_text())
+    assert served == committed, "the API changed: regenerate docs/stream-openapi-v1.json"
+
+
+def test_the_demo_trainer_improves_its_reward(streams: dict[str, Stream], tmp_path: Path) -> None:
+    beta = streams["beta"]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "scripts/demo_trainer.py",
-            "--address",
-            cluster.address,
-            "--stream",
-            "beta",
-            "--steps",
-            "24",
-            "--batch",
-            "16",
-            "--start-width",
-            "0.3",
-            "--out",
-            str(tmp_path),
-        ],
-        env={**cluster.env, "PYTHONPATH": str(Path.cwd())},
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+        [sys.executable, "scripts/demo_trainer.py", "--url", beta.url,
+         "--token", beta.mint("demo"), "--steps", "24", "--batch", "16",
+         "--start-width", "0.3", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=900, cwd=REPO,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     curve = json.loads((tmp_path / "learning_curve.json").read_text())
     rewards = [step["mean_reward"] for step in curve["steps"]]
@@ -365,44 +489,43 @@ def test_the_demo_trainer_improves_its_reward(
     assert re.search(r"width multiplier .* -> ", proc.stdout)
 
 
-def test_the_async_api_round_trips(cluster: RayCluster, streams: list[str]) -> None:
-    import asyncio
-
-    client = client_for(cluster, "beta")
-
-    async def trainer_step() -> list[float]:
-        tasks = await client.pull_tasks_async(3)
-        scores = await asyncio.gather(
-            *(client.score_async(t.handle, honest_answer(t)) for t in tasks)
-        )
-        return [s.reward for s in scores if s.valid]
-
-    rewards = asyncio.run(trainer_step())
-    assert len(rewards) == 3 and all(-50 < r <= 1.0 for r in rewards)
-
-
-def test_a_stream_serves_the_multi_estimand_families(cluster: RayCluster) -> None:
+def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
     """Pulled tasks carry their estimand names (cate's levels) and every staged file;
     the reference answer scores through the stream, and a level the task does not
     have is refused by name instead of scored."""
     from causal_gym.reference.analyst import files_answer
 
-    started = cli(cluster, "start", "gamma", "--families", "cate,mediation,obs_vs_rct",
-                  "--concurrency", "1", "--episodes-per-actor", "1")  # fmt: skip
-    assert started.returncode == 0, started.stderr
+    gamma = start_stream("gamma", tmp_path / "gamma", "--families",
+                         "cate,mediation,obs_vs_rct", "--workers", "1")  # fmt: skip
     try:
-        client = client_for(cluster, "gamma")
-        first: dict[str, Any] = {}  # tasks come as they finish generating: one per family
-        for task in client.pull_tasks(9):
-            first.setdefault(task.family.value, task)
-        assert sorted(first) == ["cate", "mediation", "obs_vs_rct"]
-        assert "trial.csv" in first["obs_vs_rct"].files and len(first["cate"].estimands) >= 3
-        for task in first.values():
-            scored = client.score(task.handle, files_answer(dict(task.files)))
-            assert scored.valid and scored.reward > 0.0, scored
-        cate = next(t for t in client.pull_tasks(6) if t.family.value == "cate")
-        interval = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
-        wrong = client.score(cate.handle, {"effects": {"no-such-level": interval}})
-        assert not wrong.valid and any("unknown levels" in e for e in wrong.errors)
+        with gamma.client(gamma.mint("t")) as client:
+            first: dict[str, Any] = {}
+            for task in client.pull_tasks(6):
+                first.setdefault(task.family.value, task)
+            assert sorted(first) == ["cate", "mediation", "obs_vs_rct"]
+            assert "trial.csv" in first["obs_vs_rct"].files and len(first["cate"].estimands) >= 3
+            for task in first.values():
+                scored = client.score(task.handle, files_answer(dict(task.files)))
+                assert scored.valid and scored.reward > 0.0, scored
+            cate = next(t for t in client.pull_tasks(3) if t.family.value == "cate")
+            wrong = client.score(cate.handle, {"effects": {"no-such-level": ANSWER}})
+            assert not wrong.valid and any("unknown levels" in e for e in wrong.errors)
     finally:
-        cli(cluster, "stop", "gamma")
+        gamma.stop()
+    assert not (tmp_path / "gamma" / "stream.json").exists()
+    assert not (tmp_path / "gamma" / "operator.token").exists()
+
+
+def test_bad_serve_options_are_one_line(tmp_path: Path) -> None:
+    from tests.support.streams import stream_cli
+
+    for args, fragment in (
+        (["--families", "ate,nope"], "unknown families ['nope']"),
+        (["--sandbox", "vm"], "unknown sandbox 'vm'"),
+        (["--ssl-certfile", "/x"], "needs both"),
+    ):
+        done = stream_cli("serve", "bad", "--state-dir", str(tmp_path / "s"), *args)
+        assert done.returncode == 2 and fragment in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1
+    done = stream_cli("status", "nothing-here", "--state-dir", str(tmp_path / "none"))
+    assert done.returncode == 2 and "no running stream" in done.stderr

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any, cast
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import ModelError, Policy
@@ -51,7 +51,12 @@ class OpenAIPolicyConfig(BaseModel):
 
     base_url: str
     model: str
-    api_key_env: str = "OPENAI_API_KEY"
+    #: The variable holding the API key (a run's operator names it in their own
+    #: environment), or None to read none.
+    api_key_env: str | None = "OPENAI_API_KEY"
+    #: The API key itself, for a stream's episode mode (its operator gives the value
+    #: or a file); it prints and serializes as '**********'.
+    api_key: SecretStr | None = None
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = Field(None, gt=0)
@@ -85,8 +90,14 @@ class OpenAIPolicy(Policy):
 
     def __init__(self, config: OpenAIPolicyConfig) -> None:
         self.config = config
-        # The key is read here, by name; it is never an argument, a log line or a config value.
-        api_key = os.environ.get(config.api_key_env) or "EMPTY"
+        # The key is read here: from the config (a stream's operator gave it) or by name
+        # from the environment; it is never a log line or a dumped config value.
+        if config.api_key is not None:
+            api_key = config.api_key.get_secret_value() or "EMPTY"
+        else:
+            api_key = (
+                os.environ.get(config.api_key_env) if config.api_key_env else None
+            ) or "EMPTY"
         self.client = openai.OpenAI(base_url=config.base_url, api_key=api_key, max_retries=0)
         self.tools: list[dict[str, Any]] = []
 

@@ -1,6 +1,10 @@
-"""Fresh-key infinite task streams for RL trainers: a detached head actor per stream
-(service.py), a client that connects by Ray address and stream name (client.py), and
-the public types they exchange (types.py)."""
+"""Fresh-key infinite task streams for RL trainers, served over HTTP.
+
+The service (server.py, app.py, service.py, handout.py, episodes.py) runs on the head;
+supply workers (supply.py) are the only processes that hold a stream's key and its
+truths. Trainers use the client (client.py: httpx and pydantic only) with a consumer
+token; the operator uses `causal-gym-run stream ...` or `StreamOperator`.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +13,31 @@ from typing import TYPE_CHECKING
 from causal_gym._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from orchestrator.stream.client import StreamClient
-    from orchestrator.stream.service import StreamError
-    from orchestrator.stream.types import EpisodeSettings, Rollout, StreamScore, StreamStats
+    from orchestrator.stream.client import AsyncStreamClient, StreamClient, StreamOperator
+    from orchestrator.stream.errors import StreamError
+    from orchestrator.stream.types import ConsumerCounters, Rollout, StreamScore, StreamStats
 
 __all__ = [
-    "EpisodeSettings",
+    "AsyncStreamClient",
+    "ConsumerCounters",
     "Rollout",
     "StreamClient",
     "StreamError",
+    "StreamOperator",
     "StreamScore",
     "StreamStats",
 ]
 _TYPES = "orchestrator.stream.types"
+_CLIENT = "orchestrator.stream.client"
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "EpisodeSettings": _TYPES,
+        "AsyncStreamClient": _CLIENT,
+        "ConsumerCounters": _TYPES,
         "Rollout": _TYPES,
-        "StreamClient": "orchestrator.stream.client",
-        "StreamError": "orchestrator.stream.service",
+        "StreamClient": _CLIENT,
+        "StreamError": "orchestrator.stream.errors",
+        "StreamOperator": _CLIENT,
         "StreamScore": _TYPES,
         "StreamStats": _TYPES,
     },

@@ -1,125 +1,224 @@
-"""A trainer's handle on a stream: connect by Ray address and stream name.
+"""A trainer's client for a stream's HTTP API: httpx and pydantic, nothing heavier.
 
-    client = StreamClient("my-stream", address="127.0.0.1:6379")
-    tasks = client.pull_tasks(8)                        # task mode
-    scores = [client.score(t.handle, my_answer(t)) for t in tasks]
-    client.configure(EpisodeSettings(endpoint=..., batch_size=8))   # episode mode
-    batch = client.pull_episodes(8, min_policy_version=3, timeout_s=60)
+    from orchestrator.stream.client import StreamClient
+    with StreamClient("http://head:8600", token) as client:
+        tasks = client.pull_tasks(8)                     # task mode
+        scores = [client.score(t.handle, my_answer(t)) for t in tasks]
+        batch = client.pull_episodes(8, min_policy_version=3, timeout_s=60)
 
-Every method has an `_async` twin that returns an awaitable (Ray ObjectRefs are
-awaitable), for trainers with an event loop. Errors the stream raises for a request
-(an unknown handle, a pull over the bound) come back as StreamError.
+`AsyncStreamClient` has the same methods as coroutines, for trainers with an event
+loop; `iter_tasks` yields tasks as the service sends them (a pull of many is served
+as they are ready). `StreamOperator` is the operator's side (status, consumer tokens,
+the key export, episode mode, stop). Every error the service answers comes back as a
+StreamError with its code and one-line message; a service that cannot be reached
+within `connect_timeout_s` is a StreamError too, never a hang.
+
+This module imports httpx, pydantic and the public wire types only (a test imports it
+in a virtualenv without Ray or numpy): install it anywhere with the `client` extra.
 """
 
 from __future__ import annotations
 
-import logging
-import signal
-import threading
+import json
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import ray
-import ray.exceptions
+import httpx
+from pydantic import BaseModel
 
 from causal_gym.wire import TaskWire
-from orchestrator.run.cluster import CONNECT_TIMEOUT_S, ClusterError, ensure_auth_token, probe
-from orchestrator.stream.service import StreamError
-from orchestrator.stream.types import EpisodeSettings, Rollout, StreamScore, StreamStats
+from orchestrator.stream.errors import StreamError
+from orchestrator.stream.types import (
+    ConsumerCounters,
+    Exported,
+    Minted,
+    Rollout,
+    StreamScore,
+    StreamStats,
+)
 
-NAMESPACE = "causal-gym"
-
-
-def _unwrap(exc: ray.exceptions.RayError) -> Exception:
-    cause = getattr(exc, "cause", None)
-    if isinstance(cause, StreamError):
-        return StreamError(str(cause))
-    if isinstance(exc, ray.exceptions.RayActorError):
-        return StreamError(f"the stream is gone: {str(exc).splitlines()[0]}")
-    return exc
+DEFAULT_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 30.0
 
 
-class StreamClient:
+def _timeout(timeout_s: float, connect_timeout_s: float) -> httpx.Timeout:
+    return httpx.Timeout(timeout_s, connect=connect_timeout_s)
+
+
+def _raise_for(reply: httpx.Response) -> None:
+    if reply.status_code < 400:
+        return
+    try:
+        error = reply.json()["error"]
+        message, code = str(error["message"]), str(error["code"])
+    except (ValueError, KeyError, TypeError):
+        raise StreamError(f"the stream answered HTTP {reply.status_code}", "unavailable") from None
+    raise StreamError(message, code)
+
+
+def _unreachable(url: str, exc: httpx.HTTPError) -> StreamError:
+    return StreamError(f"cannot reach the stream at {url}: {type(exc).__name__}", "unavailable")
+
+
+def _task_line(line: str) -> TaskWire:
+    data = json.loads(line)
+    if "error" in data:  # the service stopped mid-pull
+        raise StreamError(str(data["error"]["message"]), str(data["error"]["code"]))
+    return TaskWire.model_validate(data)
+
+
+class _Base:
     def __init__(
         self,
-        name: str,
-        address: str | None = "auto",
+        url: str,
+        token: str,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        verify: bool | str = True,
     ) -> None:
-        """Join the cluster at `address` (StreamError after `connect_timeout_s`) and
-        find the stream `name`."""
-        if not ray.is_initialized():
-            try:
-                probe(address or "auto", connect_timeout_s)
-            except ClusterError as exc:
-                raise StreamError(str(exc)) from exc
-            ensure_auth_token()
-            on_sigterm = signal.getsignal(signal.SIGTERM)
-            ray.init(
-                address=address,
-                namespace=NAMESPACE,
-                log_to_driver=False,
-                logging_level=logging.ERROR,
-            )
-            # Ray installs a SIGTERM handler of its own; the caller's goes back.
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, on_sigterm)
-        try:
-            self.actor = ray.get_actor(name, namespace=NAMESPACE)
-        except ValueError as exc:
-            raise StreamError(f"no stream named {name!r} in this cluster") from exc
-        self.name = name
+        self.url = url.rstrip("/")
+        self._options: dict[str, Any] = {
+            "base_url": self.url,
+            "headers": {"Authorization": f"Bearer {token}"},
+            "timeout": _timeout(timeout_s, connect_timeout_s),
+            "verify": verify,
+        }
 
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return ray.get(getattr(self.actor, method).remote(*args, **kwargs))
-        except ray.exceptions.RayError as exc:
-            raise _unwrap(exc) from exc
 
-    async def _acall(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await getattr(self.actor, method).remote(*args, **kwargs)
-        except ray.exceptions.RayError as exc:
-            raise _unwrap(exc) from exc
+class StreamClient(_Base):
+    """A consumer of one stream (blocking)."""
 
-    # task mode
+    def __init__(self, url: str, token: str, **options: Any) -> None:
+        super().__init__(url, token, **options)
+        self._http = httpx.Client(**self._options)
+
+    def _post(self, path: str, body: dict[str, Any] | None = None, method: str = "POST") -> Any:
+        try:
+            reply = self._http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        _raise_for(reply)
+        return reply.json()
+
+    def iter_tasks(self, n: int) -> Iterator[TaskWire]:
+        """Tasks one by one, each as soon as the service sends it."""
+        try:
+            with self._http.stream("POST", "/v1/tasks/pull", json={"n": n}) as reply:
+                if reply.status_code >= 400:
+                    reply.read()
+                    _raise_for(reply)
+                for line in reply.iter_lines():
+                    if line.strip():
+                        yield _task_line(line)
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+
     def pull_tasks(self, n: int) -> list[TaskWire]:
-        tasks: list[TaskWire] = self._call("pull_tasks", n)
-        return tasks
+        return list(self.iter_tasks(n))
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
-        result: StreamScore = self._call("score", handle, submission)
-        return result
-
-    async def pull_tasks_async(self, n: int) -> list[TaskWire]:
-        tasks: list[TaskWire] = await self._acall("pull_tasks", n)
-        return tasks
-
-    async def score_async(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
-        result: StreamScore = await self._acall("score", handle, submission)
-        return result
-
-    # episode mode
-    def configure(self, settings: EpisodeSettings) -> int:
-        bound: int = self._call("configure", settings)
-        return bound
-
-    def set_policy_version(self, version: int) -> None:
-        self._call("set_policy_version", version)
+        body = {"handle": handle, "submission": submission}
+        return StreamScore.model_validate(self._post("/v1/tasks/score", body))
 
     def pull_episodes(
         self, n: int, min_policy_version: int = 0, timeout_s: float = 0.0
     ) -> list[Rollout]:
-        rollouts: list[Rollout] = self._call("pull_episodes", n, min_policy_version, timeout_s)
-        return rollouts
+        body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
+        return [Rollout.model_validate(r) for r in self._post("/v1/episodes/pull", body)]
 
-    async def pull_episodes_async(
+    def set_policy_version(self, version: int) -> None:
+        self._post("/v1/episodes/policy-version", {"version": version})
+
+    def me(self) -> ConsumerCounters:
+        return ConsumerCounters.model_validate(self._post("/v1/me", method="GET"))
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> StreamClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncStreamClient(_Base):
+    """A consumer of one stream, for an event loop."""
+
+    def __init__(self, url: str, token: str, **options: Any) -> None:
+        super().__init__(url, token, **options)
+        self._http = httpx.AsyncClient(**self._options)
+
+    async def _post(
+        self, path: str, body: dict[str, Any] | None = None, method: str = "POST"
+    ) -> Any:
+        try:
+            reply = await self._http.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+        _raise_for(reply)
+        return reply.json()
+
+    async def iter_tasks(self, n: int) -> AsyncIterator[TaskWire]:
+        try:
+            async with self._http.stream("POST", "/v1/tasks/pull", json={"n": n}) as reply:
+                if reply.status_code >= 400:
+                    await reply.aread()
+                    _raise_for(reply)
+                async for line in reply.aiter_lines():
+                    if line.strip():
+                        yield _task_line(line)
+        except httpx.HTTPError as exc:
+            raise _unreachable(self.url, exc) from exc
+
+    async def pull_tasks(self, n: int) -> list[TaskWire]:
+        return [task async for task in self.iter_tasks(n)]
+
+    async def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        body = {"handle": handle, "submission": submission}
+        return StreamScore.model_validate(await self._post("/v1/tasks/score", body))
+
+    async def pull_episodes(
         self, n: int, min_policy_version: int = 0, timeout_s: float = 0.0
     ) -> list[Rollout]:
-        rollouts: list[Rollout] = await self._acall(
-            "pull_episodes", n, min_policy_version, timeout_s
-        )
-        return rollouts
+        body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
+        return [Rollout.model_validate(r) for r in await self._post("/v1/episodes/pull", body)]
 
-    def stats(self) -> StreamStats:
-        stats: StreamStats = self._call("stats")
-        return stats
+    async def set_policy_version(self, version: int) -> None:
+        await self._post("/v1/episodes/policy-version", {"version": version})
+
+    async def me(self) -> ConsumerCounters:
+        return ConsumerCounters.model_validate(await self._post("/v1/me", method="GET"))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncStreamClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class StreamOperator(StreamClient):
+    """The operator's side of a stream (the operator token's routes)."""
+
+    def status(self) -> StreamStats:
+        return StreamStats.model_validate(self._post("/v1/operator/status", method="GET"))
+
+    def mint(self, name: str) -> str:
+        return Minted.model_validate(self._post("/v1/operator/tokens", {"name": name})).token
+
+    def revoke(self, name: str) -> None:
+        self._post(f"/v1/operator/tokens/{name}", method="DELETE")
+
+    def export_key(self, path: str) -> str:
+        reply = self._post("/v1/operator/export-key", {"path": path})
+        return Exported.model_validate(reply).key_fingerprint
+
+    def configure(self, settings: BaseModel | dict[str, Any]) -> int:
+        body = settings.model_dump(mode="json") if isinstance(settings, BaseModel) else settings
+        return int(self._post("/v1/operator/episodes", body)["bound"])
+
+    def stop(self) -> None:
+        self._post("/v1/operator/stop")

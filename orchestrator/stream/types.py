@@ -1,31 +1,44 @@
-"""What a trainer exchanges with a stream (all public: no task id, no key).
+"""What crosses a stream's HTTP API (version 1): requests, replies and errors.
 
-Tasks travel as `TaskWire` (staged files, prompt, schema, family, an opaque handle).
-A score comes back as `StreamScore`: the reward a trainer optimizes and its named
-components. An episode comes back as `Rollout`: the conversation, the raw completion
-of each turn (logprobs and token ids whenever the server returned them), the reward,
-the policy version that produced it, and timings.
+Everything here is public (no task id, no key, no truth) and imports pydantic and the
+task wire format only, so a trainer's client needs nothing heavier. Tasks travel as
+`TaskWire` (staged files, prompt, schema, family, an opaque handle). A score comes
+back as `StreamScore`: the reward a trainer optimizes and its named components. An
+episode comes back as `Rollout`: the conversation, the raw completion of each turn
+(logprobs and token ids whenever the server returned them), the reward, the policy
+version that produced it, and timings.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+API_VERSION = "1.0.0"
+#: Most tasks or rollouts one pull may ask for.
+MAX_PULL = 1024
+#: Largest request body the service reads (a submission is a few hundred bytes).
+MAX_BODY_BYTES = 256 * 1024
+#: Score fields a trainer may log beside the reward.
+COMPONENTS = ("estimand_reward", "covered", "coverage", "width_ratio", "validity", "brier_skill")
 
 
-class _Public(BaseModel):
+class _Wire(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class StreamScore(_Public):
+def score_components(fields: dict[str, Any]) -> dict[str, Any]:
+    return {name: fields[name] for name in COMPONENTS if fields.get(name) is not None}
+
+
+class StreamScore(_Wire):
     """The reward of one submission and the components a trainer logs. The total is
     -1 for a submission that does not validate (its errors are listed)."""
 
     valid: bool
     errors: tuple[str, ...] = ()
+    family: str
     reward: float
     clipped_reward: float
     estimand_reward: float | None = None
@@ -36,23 +49,7 @@ class StreamScore(_Public):
     brier_skill: float | None = None
 
 
-class EpisodeSettings(_Public):
-    """Episode mode: where the trainer serves its policy and how to sample from it."""
-
-    endpoint: OpenAIPolicyConfig
-    policy_version: int = Field(0, ge=0)
-    batch_size: int = Field(8, ge=1, le=10_000)
-    #: In-flight plus buffered episodes never exceed buffer_factor x batch_size.
-    buffer_factor: float = Field(2.0, ge=1.0, le=100.0)
-    max_turns: int = Field(30, ge=1, le=1000)
-    episode_timeout_s: float = Field(600.0, gt=0, le=86_400)
-
-    @property
-    def bound(self) -> int:
-        return max(1, int(self.buffer_factor * self.batch_size))
-
-
-class Rollout(_Public):
+class Rollout(_Wire):
     """One scored episode for a policy-gradient trainer."""
 
     handle: str
@@ -60,6 +57,7 @@ class Rollout(_Public):
     policy_version: int
     status: str
     reward: float
+    clipped_reward: float
     components: dict[str, float | bool | None]
     messages: list[dict[str, Any]]
     completions: list[dict[str, Any]]
@@ -69,11 +67,62 @@ class Rollout(_Public):
     tool_s: float
 
 
-class StreamStats(_Public):
+# --- requests -----------------------------------------------------------------------
+class PullTasks(_Wire):
+    n: int = Field(ge=1, le=MAX_PULL)
+
+
+class Score(_Wire):
+    handle: str = Field(min_length=1, max_length=128)
+    #: The answer: a JSON object, or the raw JSON text an agent produced.
+    submission: dict[str, Any] | str
+
+
+class PullEpisodes(_Wire):
+    n: int = Field(ge=1, le=MAX_PULL)
+    min_policy_version: int = Field(0, ge=0)
+    timeout_s: float = Field(0.0, ge=0, le=600)
+
+
+class PolicyVersion(_Wire):
+    version: int = Field(ge=0)
+
+
+class MintToken(_Wire):
+    name: str = Field(min_length=1, max_length=64)
+
+
+class ExportKey(_Wire):
+    path: str = Field(min_length=1, max_length=4096)
+
+
+# --- replies ------------------------------------------------------------------------
+class ConsumerCounters(_Wire):
+    """What a consumer may see of the stream: its own counts and its limits."""
+
+    name: str
+    tasks_delivered: int
+    tasks_scored: int
+    handles_outstanding: int
+    handles_expired: int
+    episodes_delivered: int
+    max_outstanding: int
+    max_requests: int
+    handle_ttl_s: float
+
+
+class StreamStats(_Wire):
+    """The operator's view: the whole stream and every consumer's counters."""
+
     name: str
     key_fingerprint: str
-    tasks_issued: int
+    api_version: str
+    workers: int
+    families: tuple[str, ...]
+    tasks_generated: int
+    tasks_delivered: int
     tasks_scored: int
+    tasks_ready: int
     handles_outstanding: int
     handles_expired: int
     episodes_running: int
@@ -83,3 +132,34 @@ class StreamStats(_Public):
     episode_bound: int
     policy_version: int
     producing: bool
+    consumers: tuple[ConsumerCounters, ...]
+
+
+class Minted(_Wire):
+    name: str
+    token: str
+
+
+class Exported(_Wire):
+    key_fingerprint: str
+    path: str
+
+
+class ErrorBody(_Wire):
+    """Every error reply: a code and one line naming what is accepted."""
+
+    code: Literal[
+        "unauthorized",
+        "forbidden",
+        "not_found",
+        "bad_request",
+        "too_large",
+        "too_many",
+        "conflict",
+        "unavailable",
+    ]
+    message: str
+
+
+class ErrorReply(_Wire):
+    error: ErrorBody

@@ -1,0 +1,256 @@
+"""Episode mode: the stream runs episodes against the trainer's model server and hands
+back scored rollouts tagged with the policy version that produced them.
+
+The operator points it at an OpenAI-compatible endpoint (its API key given as a value
+or read from a file on the head, never taken from a variable the request names). A
+producer on the front's event loop keeps in flight plus buffered at or under the bound
+(buffer_factor x batch_size): it takes tasks from the handout like a consumer (under a
+name no consumer can have), runs each on a sandbox actor anywhere in the cluster, has
+its supply worker score the submission, and buffers the rollout until a consumer
+pulls it. A pull drops (and counts) rollouts older than the version it accepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from causal_gym.wire import TaskWire
+from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
+from orchestrator.run.episode_actor import EpisodeSpec, actor_class
+from orchestrator.stream.errors import StreamError
+from orchestrator.stream.handout import Handout
+from orchestrator.stream.types import Rollout, StreamScore, score_components
+
+#: The handout's name for episode mode's own tasks (no consumer name has parentheses).
+EPISODES = "(episodes)"
+
+
+class Endpoint(BaseModel):
+    """The trainer's model server, as the operator gives it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(pattern=r"^https?://")
+    model: str = Field(min_length=1)
+    api_key: SecretStr | None = None
+    #: A file on the head holding the API key (read once, when configured).
+    api_key_file: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(None, ge=0, le=20)
+    extra_body: dict[str, Any] | None = None
+    request_timeout_s: float = Field(300.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _one_key(self) -> Endpoint:
+        if self.api_key is not None and self.api_key_file is not None:
+            raise ValueError("give api_key or api_key_file, not both")
+        return self
+
+    def policy_config(self) -> OpenAIPolicyConfig:
+        key = self.api_key
+        if self.api_key_file is not None:
+            path = Path(self.api_key_file)
+            if not path.is_absolute():
+                raise StreamError("api_key_file is an absolute path on the head")
+            try:
+                key = SecretStr(path.read_text("utf-8").strip())
+            except (OSError, UnicodeDecodeError) as exc:
+                raise StreamError(f"cannot read api_key_file: {type(exc).__name__}") from None
+        fields = self.model_dump(exclude={"api_key", "api_key_file"})
+        return OpenAIPolicyConfig(**fields, api_key=key, api_key_env=None)
+
+
+class EpisodeSettings(BaseModel):
+    """Episode mode: where the trainer serves its policy and how to sample from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    endpoint: Endpoint
+    policy_version: int = Field(0, ge=0)
+    batch_size: int = Field(8, ge=1, le=4096)
+    #: In-flight plus buffered episodes never exceed buffer_factor x batch_size.
+    buffer_factor: float = Field(2.0, ge=1.0, le=100.0)
+    max_turns: int = Field(30, ge=1, le=1000)
+    episode_timeout_s: float = Field(600.0, gt=0, le=86_400)
+
+    @property
+    def bound(self) -> int:
+        return max(1, int(self.buffer_factor * self.batch_size))
+
+
+class EpisodeMode:
+    def __init__(
+        self,
+        name: str,
+        handout: Handout,
+        sandbox: str = "local",
+        image: str | None = None,
+        concurrency: int = 8,
+        episodes_per_actor: int = 8,
+        cpus_per_episode: float = 0.25,
+    ) -> None:
+        self.name, self.handout = name, handout
+        self.sandbox, self.image = sandbox, image
+        self.concurrency, self.per_actor, self.cpus = (
+            concurrency,
+            episodes_per_actor,
+            cpus_per_episode,
+        )
+        self.settings: EpisodeSettings | None = None
+        self._policy: OpenAIPolicyConfig | None = None
+        self._actors: list[Any] = []
+        self._running = 0
+        self._buffer: deque[Rollout] = deque()
+        self._arrived = asyncio.Event()
+        self._producer: asyncio.Task[None] | None = None
+        self.delivered = self.stale = 0
+
+    # --- the operator ---------------------------------------------------------------
+    def configure(self, settings: EpisodeSettings) -> int:
+        """Start (or re-point) production; returns the bound."""
+        self._policy = settings.endpoint.policy_config()
+        self.settings = settings
+        if not self._actors:
+            count = math.ceil(self.concurrency / self.per_actor)
+            cls = actor_class(self.cpus * self.per_actor, self.per_actor)
+            self._actors = [cls.remote(self._spec()) for _ in range(count)]
+        if self._producer is None:
+            self._producer = asyncio.get_running_loop().create_task(self._produce())
+        return settings.bound
+
+    def set_policy_version(self, version: int) -> None:
+        if self.settings is None:
+            raise StreamError("episode mode is not configured (the operator configures it)")
+        self.settings = self.settings.model_copy(update={"policy_version": version})
+
+    def _spec(self) -> EpisodeSpec:
+        settings = self.settings
+        assert settings is not None and self._policy is not None
+        return EpisodeSpec(
+            run_id=f"stream-{self.name}",
+            agent="openai",
+            openai=self._policy,
+            sandbox=self.sandbox,
+            image=self.image,
+            episode=EpisodeConfig(
+                max_turns=settings.max_turns,
+                episode_timeout_s=settings.episode_timeout_s,
+                tool_timeout_s=min(120.0, settings.episode_timeout_s),
+                record_completions=True,
+            ),
+        )
+
+    # --- production -----------------------------------------------------------------
+    def _room(self) -> int:
+        if self.settings is None:
+            return 0
+        room = self.settings.bound - self._running - len(self._buffer)
+        return max(0, min(room, self.concurrency - self._running))
+
+    async def _produce(self) -> None:
+        started = 0
+        while True:
+            if not self._room():
+                await asyncio.sleep(0.05)
+                continue
+            self._running += 1
+            actor = self._actors[started % len(self._actors)]
+            started += 1
+            asyncio.get_running_loop().create_task(self._one(actor))
+
+    async def _one(self, actor: Any) -> None:
+        import ray
+
+        assert self.settings is not None
+        version = self.settings.policy_version
+        try:
+            [wire] = [w async for w in self.handout.pull(EPISODES, 1)]
+            started = time.monotonic()
+            try:
+                result: EpisodeResult = await actor.run_with.remote(wire, self._spec())
+            except ray.exceptions.RayError as exc:
+                message = str(exc).splitlines()[0][:300]
+                result = EpisodeResult(
+                    handle=wire.handle,
+                    agent="openai",
+                    status=EpisodeStatus.SANDBOX_ERROR,
+                    message=message,
+                    wall_s=time.monotonic() - started,
+                )
+            score: StreamScore = await self.handout.score(
+                EPISODES, wire.handle, result.submission if result.submission else ""
+            )
+            self._buffer.append(_rollout(wire, version, result, score))
+            self._arrived.set()
+        finally:
+            self._running -= 1
+
+    # --- consumers ------------------------------------------------------------------
+    async def pull(
+        self, consumer: str, n: int, min_policy_version: int, timeout_s: float
+    ) -> list[Rollout]:
+        if self.settings is None:
+            raise StreamError("episode mode is not configured (the operator configures it)")
+        if n > self.settings.bound:
+            raise StreamError(f"pull at most {self.settings.bound} rollouts (the bound), not {n}")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            while self._buffer and self._buffer[0].policy_version < min_policy_version:
+                self._buffer.popleft()
+                self.stale += 1
+            left = deadline - time.monotonic()
+            if self._buffer or left <= 0:
+                out = [self._buffer.popleft() for _ in range(min(n, len(self._buffer)))]
+                self.delivered += len(out)
+                self.handout.counts(consumer).episodes += len(out)
+                return out
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), timeout=left)
+
+    @property
+    def running(self) -> int:
+        return self._running
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    def stop(self) -> None:
+        import ray
+
+        if self._producer is not None:
+            self._producer.cancel()
+        for actor in self._actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+
+
+def _rollout(wire: TaskWire, version: int, result: EpisodeResult, score: StreamScore) -> Rollout:
+    return Rollout(
+        handle=wire.handle,
+        family=score.family,
+        policy_version=version,
+        status=result.status.value,
+        reward=score.reward,
+        clipped_reward=score.clipped_reward,
+        components=score_components(score.model_dump()),
+        messages=result.transcript,
+        completions=result.completions,
+        turns=result.turns,
+        wall_s=result.wall_s,
+        model_s=result.model_s,
+        tool_s=result.tool_s,
+    )
