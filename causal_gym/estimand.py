@@ -16,11 +16,12 @@ from causal_gym.sealed import Sealed
 class Estimand(Sealed):
     """The exact value, the reference analysis of the staged data (estimate, standard
     error, honest 90% width) and the observable scale the loss is divided by. Sealed:
-    the value is the answer."""
+    the value is the answer. An expert task keeps no reference fit (its width is the
+    efficiency bound's, and generation fits nothing): estimate and SE are None."""
 
     value: float
-    reference_estimate: float
-    reference_se: float
+    reference_estimate: float | None
+    reference_se: float | None
     reference_width: float
     scale: float
     #: The level of the interval score in the loss (scoring/reward.py): 0.12 where r is

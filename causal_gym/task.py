@@ -105,11 +105,11 @@ class HiddenTruth(Sealed):
         return self.estimands["ate"].value
 
     @property
-    def reference_estimate(self) -> float:
+    def reference_estimate(self) -> float | None:
         return self.estimands["ate"].reference_estimate
 
     @property
-    def reference_se(self) -> float:
+    def reference_se(self) -> float | None:
         return self.estimands["ate"].reference_se
 
     @property

@@ -43,3 +43,19 @@ SHARED_SAMPLE: tuple[str, ...] = (
     *(f"eval-v1:{family}:{index}" for family in V1 for index in (3, 61, 118, 157)),
     *(f"eval-v2:{family}:{index}" for family in V2 for index in (3, 61, 118)),
 )
+
+
+def reference_fit(task: Task) -> tuple[float, float]:
+    """The honest reference's estimate and SE on the task's staged bytes: stored at
+    generation on the linear tiers, fitted here on an expert task (generation fits
+    nothing there: its anchor is the efficiency bound)."""
+    truth = task.hidden.estimands["ate"]
+    if truth.reference_estimate is not None and truth.reference_se is not None:
+        return truth.reference_estimate, truth.reference_se
+    from causal_gym.reference import analyst
+
+    dictionary = analyst.parse_readme(task.public.files["README.md"].decode())
+    fit = analyst.honest_fit(
+        analyst.read_staged(task.public.files["data.csv"], dictionary), dictionary
+    )
+    return fit.estimate, fit.se

@@ -92,7 +92,8 @@ def test_truth_never_reaches_staged_files(task_id: str) -> None:
     data = "\n".join(v.decode() for k, v in task.public.files.items() if k.endswith(".csv"))
     h = task.hidden
     for e in h.estimands.values():
-        secrets = [repr(e.reference_se), repr(e.scale), repr(e.reference_estimate)]
+        stored = (e.reference_se, e.scale, e.reference_estimate)  # None: an expert task's
+        secrets = [repr(x) if x is not None else repr(e.reference_width) for x in stored]
         if e.value != 0.0:
             secrets += [repr(e.value), f"{e.value:.4f}", f"{e.value:.3f}"]
         for text in secrets:

@@ -156,16 +156,20 @@ def test_outcome_noise_variance_matches_a_regression(default_key, task_id: str) 
 
 
 @pytest.mark.parametrize("task_id", EXPERT_IDS)
-def test_flexible_reference_is_deterministic_and_is_what_generation_stored(task_id: str) -> None:
+def test_flexible_reference_is_deterministic_and_generation_fits_nothing(task_id: str) -> None:
+    """The flexible reference gives the same answer on every run; generation stores no
+    fit (its solvability check asks the efficiency bound), only the bound's width."""
     task = cached_task(task_id)
     dictionary = analyst.parse_readme(task.public.files["README.md"].decode())
     assert dictionary.nonlinear
     frame = analyst.read_staged(task.public.files["data.csv"], dictionary)
     first, second = fit_flexible(frame, dictionary), fit_flexible(frame, dictionary)
     truth = task.hidden.estimands["ate"]
-    assert first == second
-    assert (first.estimate, first.se) == (truth.reference_estimate, truth.reference_se)
+    assert first == second and math.isfinite(first.se) and first.se > 0
+    assert (truth.reference_estimate, truth.reference_se) == (None, None)
     assert truth.interval_alpha == EXPERT_INTERVAL_ALPHA
+    # the anchor is below what the flexible fit reaches (about 1.19x in the audit)
+    assert 0.8 < 2 * analyst.Z * first.se / truth.reference_width < 2.0
 
 
 def test_the_readme_says_nonlinear_and_nothing_about_the_form() -> None:

@@ -83,7 +83,7 @@ def efficiency_bound(
     """V above (per row), from the keyed `anchor` stream."""
     if scm.nonlinear is None:
         raise GenerationError("the efficiency-bound anchor is for expert SCMs")
-    sample = sample_clean(scm, ANCHOR_DRAWS, rng, marginals)
+    sample = sample_clean(scm, ANCHOR_DRAWS, rng, marginals, until_propensity=True)
     e = sample.propensity
     effect_variance = float(np.var(scm.nonlinear.effect_shift(sample.columns)))
     inverse_weights = float(np.mean(1.0 / e + 1.0 / (1.0 - e)))

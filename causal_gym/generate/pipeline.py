@@ -23,7 +23,12 @@ from causal_gym.generate.efficiency import (
     anchor_width,
     efficiency_bound,
 )
-from causal_gym.generate.solvability import Z, check_multi_solvability, check_solvability
+from causal_gym.generate.solvability import (
+    Z,
+    check_expert_solvability,
+    check_multi_solvability,
+    check_solvability,
+)
 from causal_gym.generate.trial import merged_coding, trial_csv
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
@@ -161,22 +166,31 @@ def _stage_single(
         nonlinear=expert,
     )
     readme = render_readme(facts, streams.prompt)
-    solvable = check_solvability(csv_bytes, readme)
-    if not solvable.ok:
-        return Rejection(0, solvable.reasons)
-    estimand = Estimand(
-        value=ate,
-        reference_estimate=solvable.fit.estimate,
-        reference_se=solvable.fit.se,
-        reference_width=solvable.reference_width,
-        scale=solvable.scale,
-    )
     if expert:
         bound = efficiency_bound(scm, naming.marginals, streams.anchor)
-        estimand = dataclasses.replace(
-            estimand,
-            reference_width=anchor_width(bound, solvable.fit.n_used),
+        checked = check_expert_solvability(
+            csv_bytes, readme, lambda n_used: anchor_width(bound, n_used)
+        )
+        if not checked.ok:
+            return Rejection(0, checked.reasons)
+        estimand = Estimand(
+            value=ate,
+            reference_estimate=None,
+            reference_se=None,
+            reference_width=checked.width,
+            scale=checked.scale,
             interval_alpha=EXPERT_INTERVAL_ALPHA,
+        )
+    else:
+        solvable = check_solvability(csv_bytes, readme)
+        if not solvable.ok:
+            return Rejection(0, solvable.reasons)
+        estimand = Estimand(
+            value=ate,
+            reference_estimate=solvable.fit.estimate,
+            reference_se=solvable.fit.se,
+            reference_width=solvable.reference_width,
+            scale=solvable.scale,
         )
     files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
     return _Staged(files, facts, {"ate": estimand})

@@ -40,13 +40,17 @@ def sample_clean(
     marginals: Mapping[str, Marginal],
     randomized: bool = False,
     treatment: int | None = None,
+    until_propensity: bool = False,
 ) -> CleanSample:
     """`marginals` gives continuous roots their documented kind (standardized draws in
     place of the default standard normal); nodes with parents must not have one.
     `randomized` assigns the treatment by a fair coin instead of its equation (the
     obs_vs_rct family's trial: same population, same outcome equation). `treatment`
     sets it for every row, do(T = treatment), drawing exactly what an observational
-    sample draws: two calls with one seed give paired potential outcomes."""
+    sample draws: two calls with one seed give paired potential outcomes.
+    `until_propensity` stops once the treatment's propensity is known: the nodes drawn
+    before it (every parent of T) hold exactly the values a whole sample would, and
+    nothing after them is drawn (the efficiency bound needs no more)."""
     if n_rows < 1:
         raise ValueError(f"cannot sample {n_rows} rows")
     for node_id in marginals:
@@ -74,6 +78,8 @@ def sample_clean(
             propensity = np.clip(1.0 / (1.0 + np.exp(-index)), low, high)
             if randomized:
                 propensity = np.full(n_rows, 0.5)
+            if until_propensity:
+                return CleanSample(columns, propensity)
             assigned = (rng.random(n_rows) < propensity).astype(np.int64)
             columns[TREATMENT_ID] = assigned if treatment is None else np.full(n_rows, treatment)
         else:
