@@ -240,8 +240,8 @@ async def _lines(service: StreamService, consumer: str, n: int) -> AsyncIterator
     """The pull's JSON lines; an error after the first line (the stream stopping, a
     supply worker gone) is the last line, an error reply of its own."""
     try:
-        async for wire in service.handout.pull(consumer, n):
-            yield wire.model_dump_json().encode() + b"\n"
+        async for made in service.handout.pull(consumer, n):
+            yield made.line + b"\n"
     except StreamError as exc:
         body = {"error": {"code": exc.code, "message": str(exc).splitlines()[0][:500]}}
         yield json.dumps(body).encode() + b"\n"

@@ -176,7 +176,8 @@ class EpisodeMode:
         assert self.settings is not None
         version = self.settings.policy_version
         try:
-            [wire] = [w async for w in self.handout.pull(EPISODES, 1)]
+            [made] = [m async for m in self.handout.pull(EPISODES, 1)]
+            wire = TaskWire.model_validate_json(made.line)
             started = time.monotonic()
             try:
                 result: EpisodeResult = await actor.run_with.remote(wire, self._spec())

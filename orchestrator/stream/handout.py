@@ -26,11 +26,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from causal_gym.wire import TaskWire
 from orchestrator.stream.errors import StreamError, WorkerGone
-from orchestrator.stream.types import ConsumerCounters, StreamScore
+from orchestrator.stream.types import ConsumerCounters, Made, StreamScore
 
-Make = Callable[[int], Awaitable[TaskWire]]
+Make = Callable[[int], Awaitable[Made]]
 ScoreCall = Callable[[int, str, Any], Awaitable[StreamScore]]
 Forget = Callable[[int, list[str]], Awaitable[int]]
 
@@ -85,7 +84,7 @@ class Handout:
     ) -> None:
         self.workers, self.limits = workers, limits
         self._make, self._score, self._forget = make, score, forget
-        self._ready: deque[TaskWire] = deque()
+        self._ready: deque[Made] = deque()
         self._issued: OrderedDict[str, _Issued] = OrderedDict()
         self._busy = [False] * workers
         self._gone: set[int] = set()
@@ -177,7 +176,7 @@ class Handout:
                 "too_many",
             )
 
-    async def pull(self, consumer: str, n: int) -> AsyncIterator[TaskWire]:
+    async def pull(self, consumer: str, n: int) -> AsyncIterator[Made]:
         """`n` tasks for `consumer`, each yielded as soon as it is ready."""
         self.check_room(consumer, n)
         self._used = True
@@ -203,7 +202,7 @@ class Handout:
             self._waiting -= left
             self._kick()
 
-    def _issue(self, consumer: str, wire: TaskWire) -> None:
+    def _issue(self, consumer: str, wire: Made) -> None:
         expires = time.monotonic() + self.limits.handle_ttl_s
         self._issued[wire.handle] = _Issued(consumer, worker_of(wire.handle), expires)
         counts = self.counts(consumer)
@@ -211,7 +210,7 @@ class Handout:
         counts.outstanding += 1
         self.totals.delivered += 1
 
-    def _unissue(self, consumer: str, wire: TaskWire) -> None:
+    def _unissue(self, consumer: str, wire: Made) -> None:
         if self._issued.pop(wire.handle, None) is not None:
             counts = self.counts(consumer)
             counts.delivered -= 1

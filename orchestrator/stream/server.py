@@ -32,6 +32,16 @@ from orchestrator.stream.handout import Limits
 from orchestrator.stream.tokens import new_token
 
 STATE_FILE, TOKEN_FILE = "stream.json", "operator.token"
+#: The embedded Ray instance of a stream, tuned for it (bench_stream.py measured each):
+#: a task's wire (100-400 KB) travels inline in the reply instead of through the object
+#: store (the raylet's CPU per task fell by about two thirds), and no idle workers are
+#: started ahead of need (they polled for a few percent of a core each). On a cluster,
+#: set the same variables where `ray start` runs.
+EMBEDDED_RAY = {
+    "RAY_max_direct_call_object_size": str(8 << 20),
+    "RAY_prestart_worker_first_driver": "0",
+    "RAY_num_prestart_python_workers": "0",
+}
 
 
 def default_state_dir(name: str) -> Path:
@@ -79,8 +89,11 @@ def _start_supplies(options: ServeOptions, key_path: Path) -> tuple[list[Any], s
     from orchestrator.run.config import HEAD_RESOURCE
     from orchestrator.stream.supply import TaskSupply
 
+    # One thread: a score waits for at most the make in progress (tens of ms), and a
+    # second thread bought no latency (generation holds the GIL through numpy's large
+    # draws) but cost 16% more CPU per task.
     cls: Any = ray.remote(TaskSupply).options(
-        num_cpus=0, resources={HEAD_RESOURCE: 0.001}, max_concurrency=2, max_restarts=0
+        num_cpus=0, resources={HEAD_RESOURCE: 0.001}, max_concurrency=1, max_restarts=0
     )
     args = (options.name, options.families)
     first = cls.remote(*args, 0, options.workers, str(key_path))
@@ -105,6 +118,11 @@ def serve(options: ServeOptions) -> None:
 
     _claim(options.state_dir)
     listener = socket.create_server((options.host, options.port))
+    # Accepted connections inherit it: without it a kept-alive request waited 40 ms
+    # for a delayed ACK (uvicorn sets it on sockets it binds itself, not on ours).
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if options.address is None:
+        os.environ.update(EMBEDDED_RAY)
     cluster = connect(options.address)
     key_path = _key_folder() / "key"
     supplies: list[Any] = []

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from causal_gym.wire import TaskWire
 from orchestrator.stream.episodes import EpisodeMode
 from orchestrator.stream.errors import StreamError, WorkerGone
 from orchestrator.stream.handout import Handout, Limits
 from orchestrator.stream.tokens import TokenStore
-from orchestrator.stream.types import API_VERSION, StreamScore, StreamStats
+from orchestrator.stream.types import API_VERSION, Made, StreamScore, StreamStats
 
 
 async def _ask(call: Any) -> Any:
@@ -51,9 +50,9 @@ class StreamService:
         self.stopping = False
         self.on_stop: list[Any] = []
 
-    async def _make(self, worker: int) -> TaskWire:
-        wire: TaskWire = await _ask(self.supplies[worker].make.remote())
-        return wire
+    async def _make(self, worker: int) -> Made:
+        made: Made = await _ask(self.supplies[worker].make.remote())
+        return made
 
     async def _score(self, worker: int, handle: str, submission: Any) -> StreamScore:
         score: StreamScore = await _ask(self.supplies[worker].score.remote(handle, submission))

@@ -29,10 +29,9 @@ from causal_gym.scoring.answer import EpisodeScore
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
 from causal_gym.task import HiddenTruth
-from causal_gym.wire import TaskWire
 from orchestrator.run.head_key import load_key_file, write_key_to
 from orchestrator.stream.errors import StreamError
-from orchestrator.stream.types import StreamScore, score_components
+from orchestrator.stream.types import Made, StreamScore, score_components
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class TaskSupply:
         """The key's fingerprint (the front checks that every worker holds one key)."""
         return self._key.fingerprint
 
-    def make(self) -> TaskWire:
+    def make(self) -> Made:
         """Generate the next task of this worker's share; keep its truth under a new
         handle and return its public part."""
         from causal_gym.generate import generate_task
@@ -85,7 +84,7 @@ class TaskSupply:
         handle = f"{self.worker:02d}{secrets.token_urlsafe(16)}"
         with self._lock:
             self._kept[handle] = _Kept(task.hidden, task.public.columns)
-        return task.public.to_wire(handle)
+        return Made(handle, task.public.to_wire(handle).model_dump_json().encode())
 
     def score(self, handle: str, submission: Any) -> StreamScore:
         """Score one submission for a handle this worker made, once."""

@@ -11,6 +11,7 @@ version that produced it, and timings.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +23,15 @@ MAX_PULL = 1024
 MAX_BODY_BYTES = 256 * 1024
 #: Score fields a trainer may log beside the reward.
 COMPONENTS = ("estimand_reward", "covered", "coverage", "width_ratio", "validity", "brier_skill")
+
+
+@dataclass(frozen=True)
+class Made:
+    """A new task as the front forwards it: its handle and its TaskWire as one JSON
+    line, serialized here once (the front never parses what it only passes on)."""
+
+    handle: str
+    line: bytes
 
 
 class _Wire(BaseModel):
