@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from causal_gym import generate_task, resolve_key
 from causal_gym.families.registry import family_spec
@@ -27,6 +28,7 @@ from orchestrator.agents import (
     run_episode,
 )
 from orchestrator.agents.scripted import EscapePolicy
+from orchestrator.run.report import TOOL_CHOICE_COLUMN, baseline_table, render_markdown
 from orchestrator.sandbox import make_sandbox
 from tests.conftest import reference_fit
 from tests.support.cli import orchestrator_cli
@@ -113,6 +115,81 @@ def test_openai_agent_explores_fails_once_then_submits(monkeypatch: pytest.Monke
         validate_submission(TASK.public.family, result.submission, TASK.public.columns).submission,
     )
     assert scored.validity == 1.0
+
+
+def never_calls_a_tool(messages: list[dict[str, Any]]) -> Reply:
+    return Reply(text="The treatment probably helps.")
+
+
+FORCED = {"type": "function", "function": {"name": "submit_answer"}}
+
+
+@pytest.mark.parametrize(
+    ("choice", "sent", "status"),
+    [
+        ("auto", ["auto"] * 3, EpisodeStatus.NO_SUBMISSION),
+        ("submit_last", ["auto", "auto", FORCED], EpisodeStatus.SUBMITTED),
+        ("required", ["required"] * 3, EpisodeStatus.NO_SUBMISSION),
+    ],
+)
+def test_tool_choice_forces_the_submission_on_the_last_turn_only(
+    choice: str, sent: list[Any], status: EpisodeStatus
+) -> None:
+    # A model that never calls a tool; the server constrains a reply to a tool it is
+    # told to call (as llama.cpp's grammar does), so only a named submit_answer lands.
+    script = ServerScript(
+        never_calls_a_tool, named_tool=lambda name: Reply(tool=name, arguments=HONEST)
+    )
+    with ScriptedOpenAIServer(script) as server:
+        result = episode(openai_policy(server, tool_choice=choice), EpisodeConfig(max_turns=3))
+        requests = server.chat_requests
+    assert [r["body"]["tool_choice"] for r in requests] == sent
+    assert result.status is status and result.turns == 3
+    assert (result.submission == HONEST) is (choice == "submit_last")
+
+
+def test_an_unknown_tool_choice_is_refused_in_one_line() -> None:
+    with pytest.raises(ValidationError, match="tool_choice"):
+        OpenAIPolicyConfig(base_url="http://127.0.0.1:1/v1", model="m", tool_choice="always")
+    done = orchestrator_cli(
+        "episode", "train:ate:0", "--agent", "openai", "--base-url", "http://127.0.0.1:1/v1",
+        "--model", "m", "--tool-choice", "always",
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: unknown tool choice 'always': accepted are auto, required, submit_last"
+    ]
+
+
+#: The rest of a summary render_markdown reads (what summarize() writes).
+RENDER_EXTRAS = {
+    "attempts": 3, "retried_tasks": 0, "retry_incidence": 0.0, "failures_by_class": {},
+    "final_status": {"submitted": 3}, "timing": {},
+}  # fmt: skip
+
+
+def test_the_tool_choice_is_in_the_report_and_the_baseline_table() -> None:
+    def summary(model: str, choice: str | None) -> dict[str, Any]:
+        return {
+            "run_id": "r", "agent": "openai" if choice else "reference", "model": model,
+            "provider": "p", "sample": "eval-v1, 3 tasks", "sandbox": "local",
+            "key_fingerprint": "f", "episodes": 3, "mean_reward": 0.5, "coverage": 0.9,
+            "by_family": {"ate": {"mean_reward": 0.5}}, "by_tier": {},
+            **({"tool_choice": choice} if choice else {}),
+        }  # fmt: skip
+
+    assert TOOL_CHOICE_COLUMN not in baseline_table([summary("ref", None)])[0]
+    header, forced, scripted = baseline_table([summary("smollm2", "submit_last"),
+                                               summary("ref", None)])  # fmt: skip
+    names = [c.strip() for c in header.split("\n")[0].strip("|").split("|")]
+    rule = header.split("\n")[1].strip("|").split("|")
+    assert len(rule) == len(names) and rule[names.index("Sample")].strip() == "---"
+    column = names.index(TOOL_CHOICE_COLUMN)
+    assert [c.strip() for c in forced.strip("|").split("|")][column] == "`submit_last`"
+    assert [c.strip() for c in scripted.strip("|").split("|")][column] == "-"
+    assert "Tool choice `submit_last`" in render_markdown(
+        {**summary("smollm2", "submit_last"), **RENDER_EXTRAS}
+    )
 
 
 def test_server_errors_are_retried_then_succeed() -> None:

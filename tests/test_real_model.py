@@ -159,6 +159,7 @@ def test_one_episode_per_family_ends_recorded_with_its_transcript(
         "--base-url", server.base_url, "--model", server.alias,
         "--max-tokens", str(MAX_TOKENS), "--max-turns", str(MAX_TURNS),
         "--timeout", "400", "--temperature", "0", "--transcript",
+        "--tool-choice", "submit_last",
     ]  # fmt: skip
     proc = subprocess.run(
         command,
@@ -190,6 +191,10 @@ def test_one_episode_per_family_ends_recorded_with_its_transcript(
     calls = [c for m in assistants for c in m.get("tool_calls") or []]
     results = [m for m in transcript if m["role"] == "tool"]
     assert {r["tool_call_id"] for r in results} <= {c["id"] for c in calls}
+    if record["turns"] == MAX_TURNS:  # the last turn named submit_answer: the server's
+        # grammar makes that reply a call of it (llama.cpp takes a named tool_choice)
+        last = assistants[-1].get("tool_calls") or []
+        assert [c["function"]["name"] for c in last] == ["submit_answer"], assistants[-1]
     if record["submitted"]:
         assert math.isfinite(record["reward"])
     else:

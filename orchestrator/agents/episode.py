@@ -222,6 +222,7 @@ def _next_turn(ep: _Episode) -> AgentTurn | None:
     started = ep.clock()
     ep.watch.phase = "policy"
     try:
+        ep.policy.on_turn(ep.turns + 1, ep.config.max_turns)
         turn = ep.policy.next_turn(copy.deepcopy(ep.messages), ep.remaining())
     except ModelError as exc:
         ep.retries += exc.retries

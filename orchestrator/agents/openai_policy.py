@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import openai
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -46,6 +46,16 @@ def is_deterministic(exc: openai.APIStatusError) -> bool:
     return bool(_DETERMINISTIC.search(str(exc)))
 
 
+#: How the agent asks for tool calls. "auto": the model decides every turn (what a
+#: capable model is scored under). "required": every turn must call some tool.
+#: "submit_last": "auto", except that the last turn names submit_answer, so the
+#: server constrains that reply to the answer schema. A forced call changes what a
+#: score means (a model that never learned to call tools still submits), so the
+#: choice goes into the run's config, its report and the baseline table.
+ToolChoice = Literal["auto", "required", "submit_last"]
+TOOL_CHOICES: tuple[str, ...] = ("auto", "required", "submit_last")
+
+
 class OpenAIPolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -71,6 +81,9 @@ class OpenAIPolicyConfig(BaseModel):
     #: Wall time a turn may spend waiting out transient failures.
     retry_budget_s: float = Field(120.0, ge=0)
     request_timeout_s: float = Field(300.0, gt=0)
+    #: llama.cpp's chatml-function-calling handler takes "auto" and a named tool
+    #: (submit_last), not "required"; vLLM and OpenAI take all three.
+    tool_choice: ToolChoice = "auto"
 
     def sampling(self) -> dict[str, Any]:
         values = {
@@ -100,9 +113,22 @@ class OpenAIPolicy(Policy):
             ) or "EMPTY"
         self.client = openai.OpenAI(base_url=config.base_url, api_key=api_key, max_retries=0)
         self.tools: list[dict[str, Any]] = []
+        self.last_turn = False
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
         self.tools = tools
+
+    def on_turn(self, turn: int, max_turns: int) -> None:
+        self.last_turn = turn >= max_turns
+
+    def tool_choice(self) -> str | dict[str, Any]:
+        """What this turn's request sends as tool_choice."""
+        choice = self.config.tool_choice
+        if choice == "submit_last":
+            if self.last_turn:
+                return {"type": "function", "function": {"name": "submit_answer"}}
+            return "auto"
+        return choice
 
     def close(self) -> None:
         """Drop the connections: a request blocked in another thread fails at once."""
@@ -123,7 +149,7 @@ class OpenAIPolicy(Policy):
                     model=self.config.model,
                     messages=cast("list[ChatCompletionMessageParam]", messages),
                     tools=cast("list[ChatCompletionToolParam]", self.tools),
-                    tool_choice="auto",
+                    tool_choice=cast("Any", self.tool_choice()),
                     timeout=min(remaining, self.config.request_timeout_s),
                     **self.config.sampling(),
                 )

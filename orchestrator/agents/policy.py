@@ -34,6 +34,10 @@ class Policy(ABC):
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:  # noqa: B027
         """Called once before the first turn (optional)."""
 
+    def on_turn(self, turn: int, max_turns: int) -> None:  # noqa: B027
+        """Called before each turn with its number (1-based) and the turn budget, so a
+        policy can act on its last turn (the openai agent can force the submission)."""
+
     @abstractmethod
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         """The assistant's next message: text and/or tool calls."""

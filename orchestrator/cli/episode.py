@@ -46,6 +46,9 @@ def episode(
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 30,
+    tool_choice: Annotated[
+        str, typer.Option("--tool-choice", help="auto, required or submit_last.")
+    ] = "auto",
     timeout: Annotated[float, typer.Option("--timeout", help="Episode budget (s).")] = 600.0,
     transcript: Annotated[
         bool, typer.Option("--transcript", help="Include the transcript.")
@@ -58,10 +61,13 @@ def episode(
     from causal_gym.rng_keys.keys import read_key_file, resolve_key
     from causal_gym.task_id import TaskId
     from orchestrator.agents import EpisodeConfig, OpenAIPolicyConfig, load_policy, run_episode
+    from orchestrator.agents.openai_policy import TOOL_CHOICES
     from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
 
     if sandbox not in SANDBOX_KINDS:
         fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    if tool_choice not in TOOL_CHOICES:
+        fail(f"unknown tool choice {tool_choice!r}: accepted are {', '.join(TOOL_CHOICES)}")
     check_seconds("--timeout", timeout)
     try:
         key = resolve_key(read_key_file(key_file) if key_file else None)
@@ -78,6 +84,7 @@ def episode(
             api_key_env=api_key_env,
             temperature=temperature,
             max_tokens=max_tokens,
+            tool_choice=tool_choice,  # type: ignore[arg-type]  # checked above
         )
     secret = () if key.is_default else (key.raw.hex(),)
     try:

@@ -109,19 +109,38 @@ def has_expert(summaries: list[dict[str, Any]]) -> bool:
     return any("expert" in s.get("by_tier", {}) for s in summaries)
 
 
-def baseline_header(families: list[str], expert: bool = False) -> str:
+#: The column naming how a model agent was asked for tool calls (openai_policy's
+#: ToolChoice): shown once any run in the table is a model run that records it.
+TOOL_CHOICE_COLUMN = "Tool choice"
+
+
+def has_tool_choice(summaries: list[dict[str, Any]]) -> bool:
+    return any(s.get("tool_choice") for s in summaries)
+
+
+def baseline_header(families: list[str], expert: bool = False, tools: bool = False) -> str:
     labels = [family_spec(f).label for f in families]
     tier = [EXPERT_COLUMN] if expert else []
-    columns = ["Model", "Provider", "Sample", "n", "Mean reward", *labels, *tier, "Coverage"]
-    return "| " + " | ".join(columns) + " |\n| --- | --- | --- |" + " ---: |" * (len(columns) - 3)
+    choice = [TOOL_CHOICE_COLUMN] if tools else []
+    columns = ["Model", "Provider", *choice, "Sample", "n", "Mean reward", *labels, *tier,
+               "Coverage"]  # fmt: skip
+    text = len(columns) - (3 + len(labels) + len(tier))  # left-aligned: up to Sample
+    return (
+        "| " + " | ".join(columns) + " |\n|" + " --- |" * text
+        + " ---: |" * (len(columns) - text)
+    )  # fmt: skip
 
 
-def baseline_row(summary: dict[str, Any], families: list[str], expert: bool = False) -> str:
+def baseline_row(
+    summary: dict[str, Any], families: list[str], expert: bool = False, tools: bool = False
+) -> str:
     by_family = summary["by_family"]
     tier = [_cell(summary.get("by_tier", {}).get("expert", {}).get("mean_reward"))]
+    choice = [f"`{summary['tool_choice']}`" if summary.get("tool_choice") else "-"]
     cells = [
         f"`{summary['model']}`",
         summary["provider"],
+        *(choice if tools else []),
         summary["sample"],
         str(summary["episodes"]),
         _cell(summary["mean_reward"]),
@@ -135,10 +154,12 @@ def baseline_row(summary: dict[str, Any], families: list[str], expert: bool = Fa
 def baseline_table(summaries: list[dict[str, Any]]) -> list[str]:
     """The header and one row per summary; the expert-tier column when any summary
     has expert tasks."""
-    families, expert = table_families(summaries), has_expert(summaries)
+    families, expert, tools = (
+        table_families(summaries), has_expert(summaries), has_tool_choice(summaries)
+    )  # fmt: skip
     return [
-        baseline_header(families, expert),
-        *(baseline_row(s, families, expert) for s in summaries),
+        baseline_header(families, expert, tools),
+        *(baseline_row(s, families, expert, tools) for s in summaries),
     ]
 
 
@@ -147,7 +168,13 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"# causal-gym run {summary['run_id']}",
         "",
         f"Agent `{summary['agent']}` on `{summary['sample']}` in the `{summary['sandbox']}` "
-        f"sandbox; key fingerprint `{summary['key_fingerprint']}`.",
+        f"sandbox; key fingerprint `{summary['key_fingerprint']}`."
+        + (
+            f" Tool choice `{summary['tool_choice']}` (see the README's agent section: a "
+            "forced call changes what a score means)."
+            if summary.get("tool_choice")
+            else ""
+        ),
         "",
         *baseline_table([summary]),
         "",

@@ -143,6 +143,7 @@ def execute(
         "sample": sample_label(config, len(task_ids)),
         "split": config.split,
         "sandbox": config.sandbox,
+        "tool_choice": config.openai.tool_choice if config.openai else None,
         "key_fingerprint": key.fingerprint,
         "config_digest": identity.config_digest,
     }

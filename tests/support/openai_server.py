@@ -38,6 +38,9 @@ class ServerScript:
     hang_seconds: float = 0.0  # sleep before answering (deadline tests)
     requests: list[dict[str, Any]] = field(default_factory=list)
     failures_left: int = -1
+    #: What a constraining server answers when a request names a tool (tool_choice
+    #: {"type": "function", ...}): a call of that tool, whatever the policy would say.
+    named_tool: Callable[[str], Reply] | None = None
 
     def __post_init__(self) -> None:
         self.failures_left = self.fail_first
@@ -100,7 +103,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.script.hang_seconds:
             time.sleep(self.script.hang_seconds)
-        reply = self.script.policy(body.get("messages", []))
+        choice = body.get("tool_choice")
+        if isinstance(choice, dict) and self.script.named_tool is not None:
+            reply = self.script.named_tool(choice["function"]["name"])
+        else:
+            reply = self.script.policy(body.get("messages", []))
         if body.get("stream"):
             self._stream(body, reply)
         else:
