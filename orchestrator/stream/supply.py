@@ -118,6 +118,13 @@ class TaskSupply:
         with self._lock:
             return sum(self._kept.pop(h, None) is not None for h in handles)
 
+    def forget_all(self) -> int:
+        """Drop every kept truth (a LocalSource closing)."""
+        with self._lock:
+            count = len(self._kept)
+            self._kept.clear()
+            return count
+
     def outstanding(self) -> int:
         with self._lock:
             return len(self._kept)

@@ -1,0 +1,129 @@
+"""One task as a trainer's environment sees it: a sandbox holding its staged files,
+the three tools, and the score of the one valid submission.
+
+Every adapter wraps this, so a trainer's rollouts run the very tools the project's own
+agents run (orchestrator/agents/tools.py: the same argument checks, output caps and
+sandbox limits) and get their reward from the same scorer, through the task's source.
+An invalid submission is answered with its schema errors and costs the agent a call;
+the first valid one is final and scored once.
+
+The reward a trainer is given is the clipped one (in [-1, 1]: the README's reward
+section explains why an unbounded tail hurts policy gradients); the raw reward and its
+components stay in `score` for the logs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from causal_gym.scoring.answer import NO_SUBMISSION_REWARD
+from causal_gym.scoring.validate import Accepted
+from causal_gym.wire import TaskWire
+from orchestrator.agents.episode import initial_messages
+from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.sources import TaskSource
+from orchestrator.sandbox import make_sandbox
+from orchestrator.sandbox.base import Sandbox
+from orchestrator.stream.types import StreamScore
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    sandbox: str = "local"
+    image: str | None = None
+    tool_timeout_s: float = 120.0
+    tool_output_chars: int = 16_000
+
+
+class TaskSession:
+    """Open with `start()`; call tools; `close()` (or use it as a context manager)."""
+
+    def __init__(self, source: TaskSource, settings: SessionSettings | None = None) -> None:
+        self.source = source
+        self.settings = settings or SessionSettings()
+        self.task: TaskWire | None = None
+        self.sandbox: Sandbox | None = None
+        self.score: StreamScore | None = None
+        self.invalid_attempts = 0
+        self.tool_calls = 0
+
+    def start(self) -> TaskWire:
+        """A new task from the source, its files in a fresh sandbox."""
+        self.close()
+        self.task = self.source.next_task()
+        self.score, self.invalid_attempts, self.tool_calls = None, 0, 0
+        box = make_sandbox(self.settings.sandbox, image=self.settings.image)
+        try:
+            box.open(dict(self.task.files))
+        except BaseException:
+            box.close()
+            raise
+        self.sandbox = box
+        return self.task
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The system and user messages the project's own agents start from."""
+        return initial_messages(self._task())
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The three tools as OpenAI function specs (submit_answer carries the task's
+        answer schema)."""
+        return tool_specs(self._task())
+
+    @property
+    def done(self) -> bool:
+        return self.score is not None
+
+    def call(self, name: str, arguments: str | dict[str, Any]) -> str:
+        """Run one tool call and return what the agent sees."""
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        task = self._task()
+        self.tool_calls += 1
+        if self.done:
+            return "not run: a valid submission already ended the episode"
+        if name == "submit_answer":
+            outcome = run_submit(raw, task)
+            if isinstance(outcome.validation, Accepted):
+                submission = outcome.validation.submission.model_dump(mode="json")
+                self.score = self.source.score(task.handle, submission)
+            else:
+                self.invalid_attempts += 1
+            return outcome.content
+        if name in ("bash", "python"):
+            assert self.sandbox is not None
+            s = self.settings
+            return run_sandbox_tool(
+                name, raw, self.sandbox, s.tool_timeout_s, s.tool_output_chars
+            ).content
+        return f"error: unknown tool {name!r}; the tools are bash, python and submit_answer"
+
+    @property
+    def reward(self) -> float:
+        """The clipped reward, what a trainer should optimize; -1 without a valid
+        submission."""
+        return self.score.clipped_reward if self.score is not None else NO_SUBMISSION_REWARD
+
+    @property
+    def raw_reward(self) -> float:
+        return self.score.reward if self.score is not None else NO_SUBMISSION_REWARD
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+    def _task(self) -> TaskWire:
+        if self.task is None:
+            raise IntegrationError("no task yet: call start() first")
+        return self.task
+
+    def __enter__(self) -> TaskSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

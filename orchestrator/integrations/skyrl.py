@@ -1,0 +1,139 @@
+"""causal-gym as a SkyRL environment: a skyrl-gym `BaseTextEnv`, registered by id.
+
+    from orchestrator.integrations.skyrl import register
+    register()                                   # id "causal_gym"
+    env = skyrl_gym.make("causal_gym", env_config={"stream_url": URL,
+                         "token_file": PATH}, extras={"max_turns": 8})
+
+SkyRL's generator makes one env per trajectory, calls `init(prompt)` with the dataset
+row's prompt and then `step(completion)` until `done`. Here `init` ignores that
+prompt (a dataset row is only a placeholder: the task comes from the source) and
+starts the conversation the project's own agents start from, with the tools listed in
+the system prompt; `step` runs the completion's <tool_call> blocks (text_tools.py) in
+the task's sandbox. The reward is 0 until the episode ends, then the clipped reward
+of the one valid submission (or -1), with the raw reward and its components in the
+step's metadata and the env's metrics.
+
+Settings (`env_config`, a dict or an OmegaConf node from SkyRL's config):
+`stream_url` with `token_file` (or `token`) for a stream; neither for a generator in
+this process under a fresh key (one machine); `families`, `sandbox`, `max_turns`.
+Install with `pip install "causal-gym[skyrl]"`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
+
+from orchestrator.agents.episode import NUDGE
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.session import SessionSettings, TaskSession
+from orchestrator.integrations.sources import (
+    DEFAULT_FAMILIES,
+    LocalSource,
+    StreamSource,
+    TaskSource,
+)
+from orchestrator.integrations.text_tools import (
+    parse_tool_calls,
+    system_prompt_with_tools,
+    tool_response,
+)
+
+ENV_ID = "causal_gym"
+
+
+class SkyRLSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stream_url: str | None = None
+    token_file: str | None = None
+    token: str | None = Field(None, repr=False)
+    families: tuple[str, ...] = DEFAULT_FAMILIES
+    sandbox: str = "local"
+    max_turns: int = Field(8, ge=1, le=1000)
+
+    def source(self) -> TaskSource:
+        if self.stream_url is None:
+            if self.token or self.token_file:
+                raise IntegrationError("a token needs stream_url: the stream it is for")
+            return LocalSource(self.families)
+        if self.token_file:
+            return StreamSource.from_token_file(self.stream_url, self.token_file)
+        if self.token:
+            return StreamSource(self.stream_url, self.token)
+        raise IntegrationError("stream_url needs token_file (or token): a consumer token")
+
+
+def _settings(env_config: Any) -> SkyRLSettings:
+    if env_config is None:
+        return SkyRLSettings()
+    if isinstance(env_config, SkyRLSettings):
+        return env_config
+    if not isinstance(env_config, dict):  # an OmegaConf DictConfig from SkyRL's config
+        from omegaconf import OmegaConf
+
+        env_config = OmegaConf.to_container(env_config, resolve=True)
+    return SkyRLSettings.model_validate(env_config)
+
+
+class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any here
+    def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        settings = _settings(env_config)
+        self.max_turns = int((extras or {}).get("max_turns", settings.max_turns))
+        self.source = settings.source()
+        self.session = TaskSession(self.source, SessionSettings(sandbox=settings.sandbox))
+
+    def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
+        task = self.session.start()
+        system, user = self.session.messages
+        system = {"role": "system", "content": system_prompt_with_tools(self.session.tools)}
+        return [system, user], {"family": task.family.value, "n_rows": task.n_rows}
+
+    def step(self, action: str) -> BaseTextEnvStepOutput:
+        self.turns += 1
+        calls = parse_tool_calls(action)
+        outputs = [c.error or self.session.call(c.name, c.arguments) for c in calls]
+        done = self.session.done or self.turns >= self.max_turns
+        if done:
+            self.session.close()
+            return BaseTextEnvStepOutput(
+                observations=[], reward=self.session.reward, done=True, metadata=self._metrics()
+            )
+        content = "\n".join(tool_response(o) for o in outputs) if outputs else NUDGE
+        return BaseTextEnvStepOutput(
+            observations=[{"role": "user", "content": content}],
+            reward=0.0,
+            done=False,
+            metadata={"tool_calls": len(calls)},
+        )
+
+    def _metrics(self) -> dict[str, Any]:
+        session, score = self.session, self.session.score
+        return {
+            "reward_raw": session.raw_reward,
+            "reward_clipped": session.reward,
+            "valid_submission": float(score is not None and score.valid),
+            "invalid_attempts": session.invalid_attempts,
+            "turns": self.turns,
+            **({"family": score.family} if score is not None else {}),
+        }
+
+    def get_metrics(self) -> dict[str, Any]:
+        return {k: v for k, v in self._metrics().items() if k != "family"}
+
+    def close(self) -> None:
+        self.session.close()
+        self.source.close()
+
+
+def register(env_id: str = ENV_ID) -> None:
+    """Register the env with skyrl-gym (again: a no-op)."""
+    from skyrl_gym.envs.registration import register as skyrl_register
+    from skyrl_gym.envs.registration import registry
+
+    if env_id not in registry:
+        skyrl_register(id=env_id, entry_point=f"{__name__}:CausalGymEnv")

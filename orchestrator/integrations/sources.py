@@ -1,0 +1,98 @@
+"""Where a trainer adapter gets its tasks and their scores: a stream over HTTP, or a
+generator in this process under a fresh key.
+
+Both hand out public tasks (`TaskWire`, under an opaque single-use handle) and score a
+handle once. `StreamSource` holds only a consumer token: the key and the truths stay in
+the stream's supply workers. `LocalSource` is for one machine with no stream running:
+it is the stream's own supply worker (supply.TaskSupply) run in this process, so the
+key is made here, lives only in this process's memory (its key file is removed at
+once) and is never written, printed or returned; a trainer that holds a LocalSource
+can therefore reach the key, which is why a shared or remote trainer gets a stream.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Protocol
+
+from causal_gym.task_id import FAMILIES
+from causal_gym.wire import TaskWire
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.stream.types import StreamScore
+
+#: The families a stream serves by default (`stream start`): the seed's three, with
+#: their expert share.
+DEFAULT_FAMILIES = ("ate", "adjustment", "null_detect")
+
+
+class TaskSource(Protocol):
+    def next_task(self) -> TaskWire: ...
+
+    def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore: ...
+
+    def close(self) -> None: ...
+
+
+class StreamSource:
+    """Tasks from a stream's HTTP API (task mode), with a consumer token."""
+
+    def __init__(self, url: str, token: str, batch: int = 1, **client_options: Any) -> None:
+        from orchestrator.stream.client import StreamClient
+
+        self.client = StreamClient(url, token, **client_options)
+        self.batch = batch
+        self._ready: list[TaskWire] = []
+
+    @classmethod
+    def from_token_file(cls, url: str, token_file: str | Path, **options: Any) -> StreamSource:
+        return cls(url, Path(token_file).read_text().strip(), **options)
+
+    def next_task(self) -> TaskWire:
+        if not self._ready:
+            self._ready = self.client.pull_tasks(self.batch)[::-1]
+        return self._ready.pop()
+
+    def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        return self.client.score(handle, submission)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class LocalSource:
+    """Train tasks generated in this process under a fresh random key."""
+
+    def __init__(self, families: tuple[str, ...] = DEFAULT_FAMILIES, name: str = "local") -> None:
+        from orchestrator.stream.supply import TaskSupply
+
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown or not families:
+            raise IntegrationError(
+                f"unknown families {unknown}: accepted families are {', '.join(FAMILIES)}"
+            )
+        with tempfile.TemporaryDirectory(prefix="causal-gym-local-") as folder:
+            key_path = str(Path(folder) / "key")
+            self._supply = TaskSupply(name, tuple(families), 0, 1, key_path)
+            self._supply.remove_key_file(key_path)
+
+    @property
+    def key_fingerprint(self) -> str:
+        """Which key this is (its fingerprint, not the key)."""
+        return self._supply.fingerprint
+
+    def export_key(self, path: str) -> str:
+        """Write the key to a new 0600 file at an absolute path (to audit or reproduce
+        what a run saw, as a stream's operator can); returns its fingerprint."""
+        return self._supply.export_key(path)
+
+    def next_task(self) -> TaskWire:
+        made = self._supply.make()
+        return TaskWire.model_validate(json.loads(made.line))
+
+    def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        return self._supply.score(handle, submission)
+
+    def close(self) -> None:
+        self._supply.forget_all()

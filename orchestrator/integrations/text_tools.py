@@ -1,0 +1,71 @@
+"""Tool calls written as text, for trainers whose environments see the model's raw
+completion (SkyRL's text-in, text-out envs): the Hermes/ChatML convention that
+SmolLM2, Qwen and most open chat templates use,
+
+    <tool_call>
+    {"name": "bash", "arguments": {"command": "head data.csv"}}
+    </tool_call>
+
+and the system prompt that tells a model so, listing the tools as JSON schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.agents.episode import SYSTEM_PROMPT
+
+_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+#: Calls one completion may make; more are answered with an error, not run.
+MAX_CALLS = 8
+
+
+@dataclass(frozen=True)
+class TextCall:
+    name: str
+    arguments: str  # JSON text, as the tools take it
+    error: str | None = None  # why the call could not be read (then it is not run)
+
+
+def parse_tool_calls(text: str) -> list[TextCall]:
+    """Every <tool_call> block in a completion, in order; unreadable ones carry an
+    error the agent is shown."""
+    calls: list[TextCall] = []
+    for block in _CALL.findall(text)[: MAX_CALLS + 1]:
+        if len(calls) == MAX_CALLS:
+            calls.append(TextCall("", "", f"error: at most {MAX_CALLS} tool calls a turn"))
+            break
+        try:
+            value = json.loads(block)
+        except json.JSONDecodeError as exc:
+            calls.append(TextCall("", "", f"error: a tool call is not JSON ({exc.msg})"))
+            continue
+        name = value.get("name") if isinstance(value, dict) else None
+        arguments = value.get("arguments", {}) if isinstance(value, dict) else None
+        if not isinstance(name, str) or not isinstance(arguments, dict | str):
+            calls.append(
+                TextCall("", "", 'error: a tool call is {"name": ..., "arguments": {...}}')
+            )
+            continue
+        text_arguments = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        calls.append(TextCall(name, text_arguments))
+    return calls
+
+
+def system_prompt_with_tools(tools: list[dict[str, Any]]) -> str:
+    """The agents' system prompt plus how to call the tools in text."""
+    listed = "\n".join(json.dumps(t["function"]) for t in tools)
+    return (
+        f"{SYSTEM_PROMPT}\n\nYou can call these tools:\n<tools>\n{listed}\n</tools>\n"
+        "To call one, write a JSON object with its name and arguments inside "
+        '<tool_call></tool_call> tags, for example:\n<tool_call>\n{"name": "bash", '
+        '"arguments": {"command": "head -5 data.csv"}}\n</tool_call>\n'
+        "Each tool's output comes back inside <tool_response></tool_response> tags."
+    )
+
+
+def tool_response(content: str) -> str:
+    return f"<tool_response>\n{content}\n</tool_response>"
