@@ -24,7 +24,7 @@ fi
 workers=$(python3 -c 'import os; print(max(1, min(4, os.cpu_count() or 1)))')
 
 if [ -n "$quick" ]; then
-  markers="not docker and not vf and not slow and not ray and not model"
+  markers="not docker and not vf and not slow and not ray and not model and not torch"
   if ! command -v bwrap >/dev/null; then
     echo "run_tests.sh: bubblewrap is not installed: deselecting the sandbox tests (CI runs them)"
     markers="$markers and not sandbox"

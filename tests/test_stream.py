@@ -149,6 +149,40 @@ def test_handles_are_single_use_per_consumer_and_expire(
     ) == (3, 2, 1)
 
 
+def test_a_group_pull_hands_one_task_out_under_several_single_use_handles(
+    streams: dict[str, Stream], tokens: dict[str, str]
+) -> None:
+    alpha = streams["alpha"]
+    with alpha.client(tokens["alpha/two"]) as client:
+        start = client.me()
+        groups = client.pull_groups(2, 4)
+        assert [len(g.handles) for g in groups] == [4, 4]
+        handles = [h for g in groups for h in g.handles]
+        assert len(set(handles)) == 8 and all(g.task.handle == g.handles[0] for g in groups)
+        assert groups[0].task.files["data.csv"] != groups[1].task.files["data.csv"]
+        held = client.me()
+        assert held.handles_outstanding - start.handles_outstanding == 8
+        assert held.tasks_delivered - start.tasks_delivered == 2
+        group = groups[0]
+        honest = honest_answer(group.task)
+        scores = [client.score(group.handles[0], honest)]
+        scores += [client.score(h, answer_for(group.task)) for h in group.handles[1:]]
+        assert all(s.valid for s in scores)
+        assert len({s.reward for s in scores[1:]}) == 1  # the same answer, the same truth
+        assert scores[0].reward > scores[1].reward  # the honest answer beats the crude one
+        for used in group.handles:
+            with pytest.raises(StreamError, match="unknown handle"):
+                client.score(used, honest)
+        for handle in groups[1].handles:
+            assert client.score(handle, answer_for(groups[1].task)).valid
+        with pytest.raises(StreamError, match="at most 1024 handles: n x group") as caught:
+            client.pull_groups(300, 4)
+        assert caught.value.code == "bad_request"
+        with pytest.raises(StreamError, match="less than or equal to 64"):
+            client.pull_groups(1, 65)
+        assert client.me().handles_outstanding == start.handles_outstanding
+
+
 def _scan(stream: Stream, secrets: list[bytes], replies: list[bytes]) -> None:
     blob = b"\n".join(replies) + stream.log().encode()
     for secret in secrets:
@@ -463,7 +497,7 @@ def test_a_client_without_ray_pulls_and_scores(
 
 def test_the_openapi_schema_is_versioned_and_committed(streams: dict[str, Stream]) -> None:
     served = httpx.get(streams["alpha"].url + "/openapi.json", timeout=30).json()
-    assert served["info"]["version"] == "1.0.0"
+    assert served["info"]["version"] == "1.1.0"  # 1.1: group pulls (additive)
     assert all(path.startswith("/v1/") for path in served["paths"])
     committed = json.loads((REPO / "docs" / "stream-openapi-v1.json").read_text())
     assert served == committed, "the API changed: regenerate docs/stream-openapi-v1.json"

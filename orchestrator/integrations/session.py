@@ -45,15 +45,18 @@ class TaskSession:
         self.source = source
         self.settings = settings or SessionSettings()
         self.task: TaskWire | None = None
+        self.handle: str | None = None
         self.sandbox: Sandbox | None = None
         self.score: StreamScore | None = None
         self.invalid_attempts = 0
         self.tool_calls = 0
 
-    def start(self) -> TaskWire:
-        """A new task from the source, its files in a fresh sandbox."""
+    def start(self, task: TaskWire | None = None, handle: str | None = None) -> TaskWire:
+        """A task (the next from the source, or one of a group this session answers
+        under `handle`), its files in a fresh sandbox."""
         self.close()
-        self.task = self.source.next_task()
+        self.task = task or self.source.next_task()
+        self.handle = handle or self.task.handle
         self.score, self.invalid_attempts, self.tool_calls = None, 0, 0
         box = make_sandbox(self.settings.sandbox, image=self.settings.image)
         try:
@@ -90,7 +93,7 @@ class TaskSession:
             outcome = run_submit(raw, task)
             if isinstance(outcome.validation, Accepted):
                 submission = outcome.validation.submission.model_dump(mode="json")
-                self.score = self.source.score(task.handle, submission)
+                self.score = self.source.score(self.handle or task.handle, submission)
             else:
                 self.invalid_attempts += 1
             return outcome.content

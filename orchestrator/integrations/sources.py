@@ -30,6 +30,10 @@ DEFAULT_FAMILIES = ("ate", "adjustment", "null_detect")
 class TaskSource(Protocol):
     def next_task(self) -> TaskWire: ...
 
+    def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
+        """One task under `size` handles, each scored once (GRPO's group)."""
+        ...
+
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore: ...
 
     def close(self) -> None: ...
@@ -53,6 +57,13 @@ class StreamSource:
         if not self._ready:
             self._ready = self.client.pull_tasks(self.batch)[::-1]
         return self._ready.pop()
+
+    def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
+        if size == 1:
+            task = self.next_task()
+            return task, (task.handle,)
+        [group] = self.client.pull_groups(1, size)
+        return group.task, group.handles
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
         return self.client.score(handle, submission)
@@ -90,6 +101,10 @@ class LocalSource:
     def next_task(self) -> TaskWire:
         made = self._supply.make()
         return TaskWire.model_validate(json.loads(made.line))
+
+    def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
+        task = self.next_task()
+        return task, (task.handle, *self._supply.extend(task.handle, size - 1))
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
         return self._supply.score(handle, submission)

@@ -15,7 +15,13 @@ from causal_gym._lazy import lazy_exports
 if TYPE_CHECKING:
     from orchestrator.stream.client import AsyncStreamClient, StreamClient, StreamOperator
     from orchestrator.stream.errors import StreamError
-    from orchestrator.stream.types import ConsumerCounters, Rollout, StreamScore, StreamStats
+    from orchestrator.stream.types import (
+        ConsumerCounters,
+        Rollout,
+        StreamScore,
+        StreamStats,
+        TaskGroup,
+    )
 
 __all__ = [
     "AsyncStreamClient",
@@ -26,6 +32,7 @@ __all__ = [
     "StreamOperator",
     "StreamScore",
     "StreamStats",
+    "TaskGroup",
 ]
 _TYPES = "orchestrator.stream.types"
 _CLIENT = "orchestrator.stream.client"
@@ -38,6 +45,7 @@ __getattr__, __dir__ = lazy_exports(
         "StreamClient": _CLIENT,
         "StreamError": "orchestrator.stream.errors",
         "StreamOperator": _CLIENT,
+        "TaskGroup": _TYPES,
         "StreamScore": _TYPES,
         "StreamStats": _TYPES,
     },

@@ -29,6 +29,7 @@ from orchestrator.stream.tokens import Caller
 from orchestrator.stream.types import (
     API_VERSION,
     MAX_BODY_BYTES,
+    MAX_PULL,
     ConsumerCounters,
     ErrorReply,
     Exported,
@@ -167,11 +168,18 @@ def build_app(service: StreamService) -> Gate:
     # --- consumers ------------------------------------------------------------------
     @app.post("/v1/tasks/pull", response_class=StreamingResponse)
     async def pull_tasks(body: PullTasks, request: Request) -> StreamingResponse:
-        """Tasks as JSON lines (a TaskWire each), each sent as soon as it is ready."""
+        """Tasks as JSON lines, each sent as soon as it is ready: a TaskWire each, or
+        with group > 1 a TaskGroup (the task under `group` handles, each scored once)."""
         caller = _caller(request, "consumer")
-        service.handout.check_room(caller.name, body.n)
+        if body.n * body.group > MAX_PULL:
+            raise StreamError(
+                f"a pull is at most {MAX_PULL} handles: n x group, got {body.n} x {body.group}",
+                "bad_request",
+            )
+        service.handout.check_room(caller.name, body.n * body.group)
         service.handout.enter(caller.name)  # left when the last line is sent
-        return StreamingResponse(_lines(service, caller.name, body.n), media_type=NDJSON)
+        lines = _lines(service, caller.name, body.n, body.group)
+        return StreamingResponse(lines, media_type=NDJSON)
 
     @app.post("/v1/tasks/score")
     async def score(body: Score, request: Request) -> StreamScore:
@@ -236,12 +244,19 @@ def build_app(service: StreamService) -> Gate:
     return Gate(app, service)
 
 
-async def _lines(service: StreamService, consumer: str, n: int) -> AsyncIterator[bytes]:
-    """The pull's JSON lines; an error after the first line (the stream stopping, a
-    supply worker gone) is the last line, an error reply of its own."""
+async def _lines(
+    service: StreamService, consumer: str, n: int, group: int = 1
+) -> AsyncIterator[bytes]:
+    """The pull's JSON lines (a TaskWire each, or with group > 1 a TaskGroup, the same
+    bytes wrapped); an error after the first line (the stream stopping, a supply
+    worker gone) is the last line, an error reply of its own."""
     try:
-        async for made in service.handout.pull(consumer, n):
-            yield made.line + b"\n"
+        async for made in service.handout.pull(consumer, n, group):
+            if group == 1:
+                yield made.line + b"\n"
+            else:
+                handles = json.dumps(list(made.handles)).encode()
+                yield b'{"handles":' + handles + b',"task":' + made.line + b"}\n"
     except StreamError as exc:
         body = {"error": {"code": exc.code, "message": str(exc).splitlines()[0][:500]}}
         yield json.dumps(body).encode() + b"\n"

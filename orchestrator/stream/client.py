@@ -35,6 +35,7 @@ from orchestrator.stream.types import (
     Rollout,
     StreamScore,
     StreamStats,
+    TaskGroup,
 )
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -60,11 +61,19 @@ def _unreachable(url: str, exc: httpx.HTTPError) -> StreamError:
     return StreamError(f"cannot reach the stream at {url}: {type(exc).__name__}", "unavailable")
 
 
-def _task_line(line: str) -> TaskWire:
-    data = json.loads(line)
+def _line(line: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(line)
     if "error" in data:  # the service stopped mid-pull
         raise StreamError(str(data["error"]["message"]), str(data["error"]["code"]))
-    return TaskWire.model_validate(data)
+    return data
+
+
+def _task_line(line: str) -> TaskWire:
+    return TaskWire.model_validate(_line(line))
+
+
+def _group_line(line: str) -> TaskGroup:
+    return TaskGroup.model_validate(_line(line))
 
 
 class _Base:
@@ -100,21 +109,33 @@ class StreamClient(_Base):
         _raise_for(reply)
         return reply.json()
 
-    def iter_tasks(self, n: int) -> Iterator[TaskWire]:
-        """Tasks one by one, each as soon as the service sends it."""
+    def _pull_lines(self, body: dict[str, Any]) -> Iterator[str]:
         try:
-            with self._http.stream("POST", "/v1/tasks/pull", json={"n": n}) as reply:
+            with self._http.stream("POST", "/v1/tasks/pull", json=body) as reply:
                 if reply.status_code >= 400:
                     reply.read()
                     _raise_for(reply)
                 for line in reply.iter_lines():
                     if line.strip():
-                        yield _task_line(line)
+                        yield line
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
 
+    def iter_tasks(self, n: int) -> Iterator[TaskWire]:
+        """Tasks one by one, each as soon as the service sends it."""
+        for line in self._pull_lines({"n": n}):
+            yield _task_line(line)
+
     def pull_tasks(self, n: int) -> list[TaskWire]:
         return list(self.iter_tasks(n))
+
+    def iter_groups(self, n: int, group: int) -> Iterator[TaskGroup]:
+        """`n` tasks, each under `group` handles (GRPO: one answer per handle)."""
+        for line in self._pull_lines({"n": n, "group": group}):
+            yield _group_line(line)
+
+    def pull_groups(self, n: int, group: int) -> list[TaskGroup]:
+        return list(self.iter_groups(n, group))
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
         body = {"handle": handle, "submission": submission}
@@ -159,20 +180,31 @@ class AsyncStreamClient(_Base):
         _raise_for(reply)
         return reply.json()
 
-    async def iter_tasks(self, n: int) -> AsyncIterator[TaskWire]:
+    async def _pull_lines(self, body: dict[str, Any]) -> AsyncIterator[str]:
         try:
-            async with self._http.stream("POST", "/v1/tasks/pull", json={"n": n}) as reply:
+            async with self._http.stream("POST", "/v1/tasks/pull", json=body) as reply:
                 if reply.status_code >= 400:
                     await reply.aread()
                     _raise_for(reply)
                 async for line in reply.aiter_lines():
                     if line.strip():
-                        yield _task_line(line)
+                        yield line
         except httpx.HTTPError as exc:
             raise _unreachable(self.url, exc) from exc
 
+    async def iter_tasks(self, n: int) -> AsyncIterator[TaskWire]:
+        async for line in self._pull_lines({"n": n}):
+            yield _task_line(line)
+
     async def pull_tasks(self, n: int) -> list[TaskWire]:
         return [task async for task in self.iter_tasks(n)]
+
+    async def iter_groups(self, n: int, group: int) -> AsyncIterator[TaskGroup]:
+        async for line in self._pull_lines({"n": n, "group": group}):
+            yield _group_line(line)
+
+    async def pull_groups(self, n: int, group: int) -> list[TaskGroup]:
+        return [g async for g in self.iter_groups(n, group)]
 
     async def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
         body = {"handle": handle, "submission": submission}

@@ -32,6 +32,7 @@ from orchestrator.stream.types import ConsumerCounters, Made, StreamScore
 Make = Callable[[int], Awaitable[Made]]
 ScoreCall = Callable[[int, str, Any], Awaitable[StreamScore]]
 Forget = Callable[[int, list[str]], Awaitable[int]]
+Extend = Callable[[int, str, int], Awaitable[tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,16 @@ def worker_of(handle: str) -> int:
 
 class Handout:
     def __init__(
-        self, workers: int, make: Make, score: ScoreCall, forget: Forget, limits: Limits
+        self,
+        workers: int,
+        make: Make,
+        score: ScoreCall,
+        forget: Forget,
+        limits: Limits,
+        extend: Extend | None = None,
     ) -> None:
         self.workers, self.limits = workers, limits
-        self._make, self._score, self._forget = make, score, forget
+        self._make, self._score, self._forget, self._extend = make, score, forget, extend
         self._ready: deque[Made] = deque()
         self._issued: OrderedDict[str, _Issued] = OrderedDict()
         self._busy = [False] * workers
@@ -176,9 +183,10 @@ class Handout:
                 "too_many",
             )
 
-    async def pull(self, consumer: str, n: int) -> AsyncIterator[Made]:
-        """`n` tasks for `consumer`, each yielded as soon as it is ready."""
-        self.check_room(consumer, n)
+    async def pull(self, consumer: str, n: int, group: int = 1) -> AsyncIterator[Made]:
+        """`n` tasks for `consumer`, each yielded as soon as it is ready, each under
+        `group` handles."""
+        self.check_room(consumer, n * group)
         self._used = True
         self._waiting += n
         left = n
@@ -190,6 +198,8 @@ class Handout:
                     if not self._ready:
                         raise StreamError(str(self.broken), "unavailable")
                     wire = self._ready.popleft()
+                if group > 1:
+                    wire = await self._grouped(wire, group)
                 left -= 1
                 self._waiting -= 1
                 self._issue(consumer, wire)
@@ -202,21 +212,43 @@ class Handout:
             self._waiting -= left
             self._kick()
 
+    async def _grouped(self, wire: Made, group: int) -> Made:
+        """The task under `group` handles (its worker keeps the truth under each)."""
+        assert self._extend is not None
+        try:
+            more = await self._extend(worker_of(wire.handle), wire.handle, group - 1)
+        except BaseException:
+            self._ready.appendleft(wire)  # still whole: the next pull takes it
+            raise
+        return Made(wire.handle, wire.line, more)
+
     def _issue(self, consumer: str, wire: Made) -> None:
         expires = time.monotonic() + self.limits.handle_ttl_s
-        self._issued[wire.handle] = _Issued(consumer, worker_of(wire.handle), expires)
+        for handle in wire.handles:
+            self._issued[handle] = _Issued(consumer, worker_of(handle), expires)
         counts = self.counts(consumer)
         counts.delivered += 1
-        counts.outstanding += 1
+        counts.outstanding += len(wire.handles)
         self.totals.delivered += 1
 
     def _unissue(self, consumer: str, wire: Made) -> None:
-        if self._issued.pop(wire.handle, None) is not None:
-            counts = self.counts(consumer)
-            counts.delivered -= 1
-            counts.outstanding -= 1
-            self.totals.delivered -= 1
-            self._ready.appendleft(wire)
+        """Take back a task the consumer did not get: its first handle goes back to
+        the ready pool, a group's other handles are forgotten."""
+        if self._issued.pop(wire.handle, None) is None:
+            return
+        for extra in wire.more:
+            self._issued.pop(extra, None)
+        counts = self.counts(consumer)
+        counts.delivered -= 1
+        counts.outstanding -= len(wire.handles)
+        self.totals.delivered -= 1
+        self._ready.appendleft(Made(wire.handle, wire.line))
+        if wire.more:
+            task = asyncio.create_task(
+                self._forget_quietly(worker_of(wire.handle), list(wire.more))
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def score(self, consumer: str, handle: str, submission: Any) -> StreamScore:
         self.expire()

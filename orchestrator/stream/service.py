@@ -45,7 +45,9 @@ class StreamService:
     ) -> None:
         self.name, self.families = name, families
         self.supplies, self.fingerprint, self.tokens = supplies, fingerprint, tokens
-        self.handout = Handout(len(supplies), self._make, self._score, self._forget, limits)
+        self.handout = Handout(
+            len(supplies), self._make, self._score, self._forget, limits, self._extend
+        )
         self.episodes = EpisodeMode(name, self.handout, **episode_options)
         self.stopping = False
         self.on_stop: list[Any] = []
@@ -53,6 +55,10 @@ class StreamService:
     async def _make(self, worker: int) -> Made:
         made: Made = await _ask(self.supplies[worker].make.remote())
         return made
+
+    async def _extend(self, worker: int, handle: str, count: int) -> tuple[str, ...]:
+        more: tuple[str, ...] = await _ask(self.supplies[worker].extend.remote(handle, count))
+        return more
 
     async def _score(self, worker: int, handle: str, submission: Any) -> StreamScore:
         score: StreamScore = await _ask(self.supplies[worker].score.remote(handle, submission))

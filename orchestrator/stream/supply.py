@@ -86,6 +86,18 @@ class TaskSupply:
             self._kept[handle] = _Kept(task.hidden, task.public.columns)
         return Made(handle, task.public.to_wire(handle).model_dump_json().encode())
 
+    def extend(self, handle: str, count: int) -> tuple[str, ...]:
+        """`count` more handles for the task under `handle` (a group pull): each is
+        scored once, against the same kept truth."""
+        with self._lock:
+            kept = self._kept.get(handle)
+            if kept is None:
+                raise StreamError("unknown handle: already scored or expired", "not_found")
+            more = tuple(f"{self.worker:02d}{secrets.token_urlsafe(16)}" for _ in range(count))
+            for extra in more:
+                self._kept[extra] = kept
+        return more
+
     def score(self, handle: str, submission: Any) -> StreamScore:
         """Score one submission for a handle this worker made, once."""
         with self._lock:

@@ -16,9 +16,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-API_VERSION = "1.0.0"
-#: Most tasks or rollouts one pull may ask for.
+from causal_gym.wire import TaskWire
+
+API_VERSION = "1.1.0"
+#: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
+#: Most handles one task may be handed out under (a GRPO group's answers to it).
+MAX_GROUP = 64
 #: Largest request body the service reads (a submission is a few hundred bytes).
 MAX_BODY_BYTES = 256 * 1024
 #: Score fields a trainer may log beside the reward.
@@ -28,10 +32,16 @@ COMPONENTS = ("estimand_reward", "covered", "coverage", "width_ratio", "validity
 @dataclass(frozen=True)
 class Made:
     """A new task as the front forwards it: its handle and its TaskWire as one JSON
-    line, serialized here once (the front never parses what it only passes on)."""
+    line, serialized here once (the front never parses what it only passes on);
+    `more`, the group's other handles when it is handed out to a group pull."""
 
     handle: str
     line: bytes
+    more: tuple[str, ...] = ()
+
+    @property
+    def handles(self) -> tuple[str, ...]:
+        return (self.handle, *self.more)
 
 
 class _Wire(BaseModel):
@@ -59,6 +69,14 @@ class StreamScore(_Wire):
     brier_skill: float | None = None
 
 
+class TaskGroup(_Wire):
+    """One task under several handles (a group pull's line): score each handle once,
+    each with its own answer. The task's own `handle` is the first."""
+
+    handles: tuple[str, ...] = Field(min_length=1, max_length=MAX_GROUP)
+    task: TaskWire
+
+
 class Rollout(_Wire):
     """One scored episode for a policy-gradient trainer."""
 
@@ -80,6 +98,10 @@ class Rollout(_Wire):
 # --- requests -----------------------------------------------------------------------
 class PullTasks(_Wire):
     n: int = Field(ge=1, le=MAX_PULL)
+    #: Handles per task (n x group at most MAX_PULL): a trainer that samples several
+    #: answers to one task (GRPO's group) scores each under its own handle, once.
+    #: With group > 1 each line is a TaskGroup instead of a TaskWire.
+    group: int = Field(1, ge=1, le=MAX_GROUP)
 
 
 class Score(_Wire):

@@ -1,0 +1,221 @@
+"""causal-gym for TRL's GRPOTrainer, in the shape TRL's environment integrations take:
+a spec exposing `train_dataset`, `environment_factory` and `reward_funcs`.
+
+    from orchestrator.integrations.trl import CausalGymTRL, chatml_tool_template
+    from orchestrator.integrations.sources import StreamSource
+    spec = CausalGymTRL(StreamSource.from_token_file(URL, "trainer.token"),
+                        num_generations=4, prompts_per_step=2)
+    tokenizer.chat_template = chatml_tool_template()   # a ChatML model such as SmolLM2
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=config,
+                          train_dataset=spec.train_dataset,
+                          environment_factory=spec.environment_factory,
+                          reward_funcs=spec.reward_funcs)
+
+One environment instance per rollout (TRL pools and resets them). GRPO compares the
+answers of one group to one prompt, so the rollouts of a dataset row must see the
+same task: each row carries a `task_slot`, and the G resets of a slot share one task
+pulled as a group (a stream hands it out under G single-use handles, one per
+rollout). The tools are the project's own, in a sandbox per rollout: `bash`,
+`python` and `submit_answer`, whose typed arguments cover the seed families' answers
+(ate, adjustment, null_detect). `get_reward` is the scorer's clipped reward (what a
+policy gradient should see; -1 without a valid submission); the raw reward and its
+components go to `spec.log`, one dict per rollout.
+
+Install with `pip install "causal-gym[trl]"`; this module imports TRL's own modules
+only where it uses them (datasets for the dataset, trl for the chat template).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from causal_gym.wire import TaskWire
+from orchestrator.agents.episode import SYSTEM_PROMPT
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.session import SessionSettings, TaskSession
+from orchestrator.integrations.sources import TaskSource
+
+#: The families whose answers submit_answer's typed arguments can express.
+TRL_FAMILIES = ("ate", "adjustment", "null_detect")
+
+
+class GroupBoard:
+    """Hands the rollouts of one dataset row (its `task_slot`) one task, each under its
+    own handle; a slot's next claim after its group is used up pulls a new task."""
+
+    def __init__(self, source: TaskSource, group_size: int) -> None:
+        self.source, self.group_size = source, group_size
+        self._open: dict[int, deque[tuple[TaskWire, str]]] = {}
+        self._lock = threading.Lock()
+        self.tasks_pulled = 0
+
+    def claim(self, slot: int) -> tuple[TaskWire, str]:
+        with self._lock:
+            pending = self._open.get(slot)
+            if not pending:
+                task, handles = self.source.next_group(self.group_size)
+                if task.family.value not in TRL_FAMILIES:
+                    raise IntegrationError(
+                        f"the TRL adapter answers {', '.join(TRL_FAMILIES)} tasks, got a "
+                        f"{task.family.value} task: give its source those families"
+                    )
+                pending = deque((task, handle) for handle in handles)
+                self._open[slot] = pending
+                self.tasks_pulled += 1
+            return pending.popleft()
+
+
+class CausalGymEnvironment:
+    """One rollout's environment. Its public methods are the model's tools."""
+
+    def __init__(
+        self, board: GroupBoard, settings: SessionSettings, log: list[dict[str, Any]]
+    ) -> None:
+        self._board, self._log = board, log
+        self._session = TaskSession(board.source, settings)
+        self._scored = False
+
+    def reset(self, **row: Any) -> str:
+        task, handle = self._board.claim(int(row.get("task_slot", 0)))
+        self._session.start(task, handle)
+        self._scored = False
+        return self._session.messages[1]["content"]
+
+    def bash(self, command: str) -> str:
+        """Run a shell command in /workspace, which holds data.csv and README.md.
+
+        Args:
+            command: The shell command to run.
+
+        Returns:
+            The exit code, then standard output and standard error.
+        """
+        return self._session.call("bash", {"command": command})
+
+    def python(self, code: str) -> str:
+        """Run Python code in /workspace (pandas, numpy, scipy and statsmodels are there).
+
+        Args:
+            code: The Python source to run.
+
+        Returns:
+            The exit code, then standard output and standard error.
+        """
+        return self._session.call("python", {"code": code})
+
+    def submit_answer(
+        self,
+        estimate: float,
+        ci_lower: float,
+        ci_upper: float,
+        adjustment_set: list[str] | None = None,
+        effect_probability: float | None = None,
+    ) -> str:
+        """Submit the final answer, once: the first valid submission ends the episode.
+
+        Args:
+            estimate: The estimated average treatment effect.
+            ci_lower: The lower end of the 90% interval for it.
+            ci_upper: The upper end of the 90% interval for it.
+            adjustment_set: The columns adjusted for (adjustment tasks only).
+            effect_probability: The probability that the effect is real (null_detect only).
+
+        Returns:
+            Whether the submission was accepted, or what to fix.
+        """
+        answer: dict[str, Any] = {"estimate": estimate, "ci_lower": ci_lower, "ci_upper": ci_upper}
+        if adjustment_set is not None:
+            answer["adjustment_set"] = adjustment_set
+        if effect_probability is not None:
+            answer["effect_probability"] = effect_probability
+        return self._session.call("submit_answer", answer)
+
+    def get_reward(self) -> float:
+        """The scorer's clipped reward for this rollout (-1 without a valid answer)."""
+        session = self._session
+        if not self._scored:
+            score = session.score
+            self._log.append(
+                {
+                    "family": session.task.family.value if session.task else None,
+                    "valid": score is not None and score.valid,
+                    "reward": session.raw_reward,
+                    "clipped_reward": session.reward,
+                    "invalid_attempts": session.invalid_attempts,
+                    "tool_calls": session.tool_calls,
+                    **(score.model_dump(exclude={"errors"}) if score is not None else {}),
+                }
+            )
+            self._scored = True
+            session.close()  # the rollout is over: its sandbox goes
+        return session.reward
+
+    def _close(self) -> None:
+        self._session.close()
+
+
+class CausalGymTRL:
+    """The spec: hand its three attributes to GRPOTrainer."""
+
+    def __init__(
+        self,
+        source: TaskSource,
+        num_generations: int,
+        prompts_per_step: int = 1,
+        settings: SessionSettings | None = None,
+        rows: int | None = None,
+    ) -> None:
+        if num_generations < 1 or prompts_per_step < 1:
+            raise IntegrationError("num_generations and prompts_per_step are at least 1")
+        self.source = source
+        self.board = GroupBoard(source, num_generations)
+        self.settings = settings or SessionSettings()
+        self.log: list[dict[str, Any]] = []
+        self.rows = rows or prompts_per_step
+        if self.rows % prompts_per_step:
+            raise IntegrationError(
+                f"rows ({self.rows}) must be a multiple of prompts_per_step ({prompts_per_step}): "
+                "a slot must not come up twice in one generation batch"
+            )
+        self.environments: list[CausalGymEnvironment] = []
+
+    @property
+    def train_dataset(self) -> Any:
+        """Placeholder rows (the system prompt and an empty user turn, which `reset`
+        fills with the task), one `task_slot` each."""
+        from datasets import Dataset
+
+        prompt = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": ""}]
+        return Dataset.from_dict(
+            {"prompt": [prompt] * self.rows, "task_slot": list(range(self.rows))}
+        )
+
+    @property
+    def environment_factory(self) -> Callable[[], CausalGymEnvironment]:
+        def make() -> CausalGymEnvironment:
+            environment = CausalGymEnvironment(self.board, self.settings, self.log)
+            self.environments.append(environment)
+            return environment
+
+        return make
+
+    @property
+    def reward_funcs(self) -> list[Any]:
+        """None besides the environments' own `get_reward` (TRL adds it, weight 1)."""
+        return []
+
+    def close(self) -> None:
+        for environment in self.environments:
+            environment._close()
+        self.source.close()
+
+
+def chatml_tool_template() -> str:
+    """A ChatML chat template with tools that TRL knows how to parse tool calls from
+    (its Qwen2.5 one): SmolLM2's own template renders no tools."""
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    return str(qwen2_5_chat_template)
