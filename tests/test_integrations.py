@@ -121,6 +121,9 @@ def test_bad_adapter_settings_are_refused_in_one_line() -> None:
         CausalGymEnv({"familys": ["ate"]})
 
 
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")
 def test_a_skyrl_env_on_a_real_stream_gets_the_streams_reward(tmp_path: Path) -> None:
     stream = start_stream("skyrl", tmp_path / "state", "--workers", "1")
     try:
