@@ -55,6 +55,9 @@ def test_tool_calls_are_read_from_text_and_bad_ones_explained() -> None:
     flood = parse_tool_calls(call("bash", command="true") * (MAX_CALLS + 5))
     assert len(flood) == MAX_CALLS + 1 and "at most" in (flood[-1].error or "")
     assert parse_tool_calls("no call here") == []
+    # unclosed openings after a call: read in one pass, the call alone comes back
+    unclosed = parse_tool_calls(call("bash", command="ls") + "<tool_call>{" * 100_000)
+    assert [c.name for c in unclosed] == ["bash"]
 
 
 def test_a_skyrl_env_runs_an_episode_to_done_with_the_scorers_reward(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.cli.common import app, fail
+from orchestrator.stream import DEFAULT_FAMILIES
 
 stream_app = typer.Typer(
     help="Fresh-key infinite task streams for RL trainers, over HTTP.",
@@ -32,7 +33,7 @@ StateOption = Annotated[
     Path | None,
     typer.Option("--state-dir", help="The stream's state folder (~/.causal-gym/streams/NAME)."),
 ]
-_FAMILIES_DEFAULT = "ate,adjustment,null_detect"
+_FAMILIES_DEFAULT = ",".join(DEFAULT_FAMILIES)
 
 
 def _state_dir(name: str, state_dir: Path | None) -> Path:

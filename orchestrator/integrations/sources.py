@@ -5,9 +5,10 @@ Both hand out public tasks (`TaskWire`, under an opaque single-use handle) and s
 handle once. `StreamSource` holds only a consumer token: the key and the truths stay in
 the stream's supply workers. `LocalSource` is for one machine with no stream running:
 it is the stream's own supply worker (supply.TaskSupply) run in this process, so the
-key is made here, lives only in this process's memory (its key file is removed at
-once) and is never written, printed or returned; a trainer that holds a LocalSource
-can therefore reach the key, which is why a shared or remote trainer gets a stream.
+key is made here and lives only in this process's memory (its key file is removed at
+once); it is never printed or returned, and written only where `export_key` is told
+to. A trainer that holds a LocalSource can therefore reach the key, which is why a
+shared or remote trainer gets a stream.
 """
 
 from __future__ import annotations
@@ -20,11 +21,8 @@ from typing import Any, Protocol
 from causal_gym.task_id import FAMILIES
 from causal_gym.wire import TaskWire
 from orchestrator.integrations.errors import IntegrationError
+from orchestrator.stream import DEFAULT_FAMILIES
 from orchestrator.stream.types import StreamScore
-
-#: The families a stream serves by default (`stream start`): the seed's three, with
-#: their expert share.
-DEFAULT_FAMILIES = ("ate", "adjustment", "null_detect")
 
 
 class TaskSource(Protocol):

@@ -32,14 +32,16 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from causal_gym.task_id import EVAL_V1_FAMILIES
 from causal_gym.wire import TaskWire
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.sources import TaskSource
 
-#: The families whose answers submit_answer's typed arguments can express.
-TRL_FAMILIES = ("ate", "adjustment", "null_detect")
+#: The families whose answers submit_answer's typed arguments can express: the seed's
+#: three (estimate and interval, plus an adjustment set or an effect probability).
+TRL_FAMILIES = EVAL_V1_FAMILIES
 
 
 class GroupBoard:
