@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +24,21 @@ def default_key() -> DerivationKey:
 @pytest.fixture(scope="session")
 def other_key() -> DerivationKey:
     return parse_key_hex(OTHER_KEY_HEX, "test")
+
+
+@pytest.fixture
+def private_tmp() -> Iterator[Path]:
+    """A temporary root of its own (short: Ray's sockets live under it), for a test that
+    kills a runner and then checks what `sandbox reap` reports. Every run and every
+    sandbox open reaps what dead owners left in the temporary root; under xdist one on
+    the other worker took this test's leftovers first. Children started with
+    TMPDIR set here keep their key folder, Ray marker, Ray session and workspaces where
+    no other test's reaper looks."""
+    root = Path(tempfile.mkdtemp(prefix="cg-t-", dir="/tmp"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @cache

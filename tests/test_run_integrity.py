@@ -139,19 +139,20 @@ def _alive(pid: int) -> bool:
 
 
 def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
-    tmp_path: Path,
+    tmp_path: Path, private_tmp: Path
 ) -> None:
     out = tmp_path / "run"
+    temp = {"TMPDIR": str(private_tmp)}  # no other test's reaper takes what it leaves
     driver = subprocess.Popen(
         [RUN, "--split", "eval-v1", "-n", "12", "--agent", "simulated:1:3", "--out", str(out)],
-        env={**os.environ, "CAUSAL_GYM_KEY": SECRET_HEX},
+        env={**os.environ, "CAUSAL_GYM_KEY": SECRET_HEX, **temp},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and not (out / RESULTS_FILE).exists():
         time.sleep(0.5)
     time.sleep(2)
-    marker = next(Path(tempfile.gettempdir()).glob(f"causal-gym-ray-{driver.pid}.*.json"))
+    marker = next(private_tmp.glob(f"causal-gym-ray-{driver.pid}.*.json"))
     noted = json.loads(marker.read_text())
     # the processes the run started: Ray's, its actors, their sandboxes
     ours = [pid for pid in process_environments() if descends_from(pid, driver.pid)]
@@ -161,17 +162,17 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     time.sleep(3)
     survivors = [pid for pid in ours if _alive(pid)]
     assert survivors, "nothing outlived the driver: the check below would be vacuous"
-    keys = list(Path(tempfile.gettempdir()).glob(f"causal-gym-key-{driver.pid}.*"))
+    keys = list(private_tmp.glob(f"causal-gym-key-{driver.pid}.*"))
     assert keys  # SIGKILL left its key folder
-    reap = run("sandbox", "reap")
+    reap = run("sandbox", "reap", env=temp)
     assert reap.returncode == 0, reap.stderr
     report = json.loads(reap.stdout)
     assert set(report["ray_processes"]) >= set(survivors)
     assert not [pid for pid in ours if _alive(pid)]
     assert not any(k.exists() for k in keys) and not marker.exists()
     # nothing the run left (its folder, Ray's session, our temporary files) holds the key
-    temp = Path(tempfile.gettempdir())
-    places = [out, Path(noted["session_dir"]), *temp.glob("causal-gym*")]
+    assert Path(noted["session_dir"]).is_relative_to(private_tmp)
+    places = [out, private_tmp, *Path(tempfile.gettempdir()).glob("causal-gym*")]
     scanned = 0
     for place in places:
         for path in [place, *place.rglob("*")] if place.is_dir() else [place]:

@@ -129,6 +129,9 @@ def reap_containers(
                 removed.append(container.name)
             except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as exc:  # another reaper is removing it
+                if exc.status_code != 409:
+                    raise
     return removed
 
 
