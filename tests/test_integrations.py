@@ -120,8 +120,10 @@ def test_bad_adapter_settings_are_refused_in_one_line() -> None:
         CausalGymEnv({"stream_url": "http://127.0.0.1:1"})
     with pytest.raises(IntegrationError, match="needs stream_url"):
         CausalGymEnv({"token": "abc"})
-    with pytest.raises(ValueError, match="extra"):
+    with pytest.raises(IntegrationError, match=r"^causal-gym settings: familys: Extra inputs"):
         CausalGymEnv({"familys": ["ate"]})
+    with pytest.raises(IntegrationError, match=r"max_turns: .*accepted keys: stream_url"):
+        CausalGymEnv({"max_turns": 0})
 
 
 @pytest.mark.ray

@@ -24,18 +24,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from orchestrator.agents.episode import NUDGE
-from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.session import SessionSettings, TaskSession
-from orchestrator.integrations.sources import (
-    DEFAULT_FAMILIES,
-    LocalSource,
-    StreamSource,
-    TaskSource,
-)
+from orchestrator.integrations.settings import AdapterSettings, adapter_settings
 from orchestrator.integrations.text_tools import (
     parse_tool_calls,
     system_prompt_with_tools,
@@ -45,44 +38,14 @@ from orchestrator.integrations.text_tools import (
 ENV_ID = "causal_gym"
 
 
-class SkyRLSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    stream_url: str | None = None
-    token_file: str | None = None
-    token: str | None = Field(None, repr=False)
-    families: tuple[str, ...] = DEFAULT_FAMILIES
-    sandbox: str = "local"
-    max_turns: int = Field(8, ge=1, le=1000)
-
-    def source(self) -> TaskSource:
-        if self.stream_url is None:
-            if self.token or self.token_file:
-                raise IntegrationError("a token needs stream_url: the stream it is for")
-            return LocalSource(self.families)
-        if self.token_file:
-            return StreamSource.from_token_file(self.stream_url, self.token_file)
-        if self.token:
-            return StreamSource(self.stream_url, self.token)
-        raise IntegrationError("stream_url needs token_file (or token): a consumer token")
-
-
-def _settings(env_config: Any) -> SkyRLSettings:
-    if env_config is None:
-        return SkyRLSettings()
-    if isinstance(env_config, SkyRLSettings):
-        return env_config
-    if not isinstance(env_config, dict):  # an OmegaConf DictConfig from SkyRL's config
-        from omegaconf import OmegaConf
-
-        env_config = OmegaConf.to_container(env_config, resolve=True)
-    return SkyRLSettings.model_validate(env_config)
+#: The settings `env_config` holds (the same for every adapter configured from a file).
+SkyRLSettings = AdapterSettings
 
 
 class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any here
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
         super().__init__()
-        settings = _settings(env_config)
+        settings = adapter_settings(env_config)
         self.max_turns = int((extras or {}).get("max_turns", settings.max_turns))
         self.source = settings.source()
         self.session = TaskSession(self.source, SessionSettings(sandbox=settings.sandbox))

@@ -27,47 +27,19 @@ only where it uses them (datasets for the dataset, trl for the chat template).
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from causal_gym.task_id import EVAL_V1_FAMILIES
-from causal_gym.wire import TaskWire
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.groups import GroupBoard
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.sources import TaskSource
 
 #: The families whose answers submit_answer's typed arguments can express: the seed's
 #: three (estimate and interval, plus an adjustment set or an effect probability).
 TRL_FAMILIES = EVAL_V1_FAMILIES
-
-
-class GroupBoard:
-    """Hands the rollouts of one dataset row (its `task_slot`) one task, each under its
-    own handle; a slot's next claim after its group is used up pulls a new task."""
-
-    def __init__(self, source: TaskSource, group_size: int) -> None:
-        self.source, self.group_size = source, group_size
-        self._open: dict[int, deque[tuple[TaskWire, str]]] = {}
-        self._lock = threading.Lock()
-        self.tasks_pulled = 0
-
-    def claim(self, slot: int) -> tuple[TaskWire, str]:
-        with self._lock:
-            pending = self._open.get(slot)
-            if not pending:
-                task, handles = self.source.next_group(self.group_size)
-                if task.family.value not in TRL_FAMILIES:
-                    raise IntegrationError(
-                        f"the TRL adapter answers {', '.join(TRL_FAMILIES)} tasks, got a "
-                        f"{task.family.value} task: give its source those families"
-                    )
-                pending = deque((task, handle) for handle in handles)
-                self._open[slot] = pending
-                self.tasks_pulled += 1
-            return pending.popleft()
 
 
 class CausalGymEnvironment:
@@ -173,7 +145,7 @@ class CausalGymTRL:
         if num_generations < 1 or prompts_per_step < 1:
             raise IntegrationError("num_generations and prompts_per_step are at least 1")
         self.source = source
-        self.board = GroupBoard(source, num_generations)
+        self.board = GroupBoard(source, num_generations, TRL_FAMILIES)
         self.settings = settings or SessionSettings()
         self.log: list[dict[str, Any]] = []
         self.rows = rows or prompts_per_step

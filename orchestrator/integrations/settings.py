@@ -1,0 +1,66 @@
+"""What an adapter configured from a trainer's own config file is told: where its tasks
+come from, which sandbox runs the tools, how many turns an episode gets.
+
+SkyRL passes it as `env_config`, verl as the keys of its agent-loop YAML; both arrive
+here as a dict (or an OmegaConf node) and are checked once, with one line naming what
+is accepted. A stream is named by `stream_url` plus a consumer token (`token_file`,
+or `token`); with neither, the adapter generates tasks in its own process under a
+fresh key (LocalSource: one machine, nobody else to keep the key from).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.sources import (
+    DEFAULT_FAMILIES,
+    LocalSource,
+    StreamSource,
+    TaskSource,
+)
+
+
+class AdapterSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    stream_url: str | None = None
+    token_file: str | None = None
+    token: str | None = Field(None, repr=False)
+    families: tuple[str, ...] = DEFAULT_FAMILIES
+    sandbox: str = "local"
+    max_turns: int = Field(8, ge=1, le=1000)
+
+    def source(self) -> TaskSource:
+        if self.stream_url is None:
+            if self.token or self.token_file:
+                raise IntegrationError("a token needs stream_url: the stream it is for")
+            return LocalSource(self.families)
+        if self.token_file:
+            return StreamSource.from_token_file(self.stream_url, self.token_file)
+        if self.token:
+            return StreamSource(self.stream_url, self.token)
+        raise IntegrationError("stream_url needs token_file (or token): a consumer token")
+
+
+def adapter_settings(config: Any) -> AdapterSettings:
+    """Settings from a dict, an OmegaConf node or None (every default)."""
+    if config is None:
+        return AdapterSettings()
+    if isinstance(config, AdapterSettings):
+        return config
+    if not isinstance(config, dict):  # an OmegaConf DictConfig from the trainer's config
+        from omegaconf import OmegaConf
+
+        config = OmegaConf.to_container(config, resolve=True)
+    try:
+        return AdapterSettings.model_validate(config)
+    except ValidationError as exc:
+        fields = ", ".join(AdapterSettings.model_fields)
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise IntegrationError(
+            f"causal-gym settings: {where}: {first['msg']} (accepted keys: {fields})"
+        ) from None
