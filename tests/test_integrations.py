@@ -18,7 +18,8 @@ from causal_gym.reference.probes import Staged, honest
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, episode_score
 from orchestrator.integrations.errors import IntegrationError
-from orchestrator.integrations.skyrl import ENV_ID, CausalGymEnv, register
+from orchestrator.integrations.groups import BOARDS
+from orchestrator.integrations.skyrl import ENV_ID, CausalGymEnv, register, skyrl_dataset
 from orchestrator.integrations.sources import LocalSource
 from orchestrator.integrations.text_tools import MAX_CALLS, parse_tool_calls
 from orchestrator.stream.supply import stream_ids
@@ -113,6 +114,33 @@ def test_a_skyrl_episode_without_a_submission_ends_at_its_turn_budget() -> None:
         env.close()
 
 
+def test_the_samples_of_a_skyrl_row_answer_one_task_each_scored_once(tmp_path: Path) -> None:
+    import pandas as pd
+
+    rows = pd.read_parquet(skyrl_dataset(tmp_path / "train.parquet", 2))
+    assert list(rows["task_slot"]) == [0, 1] and set(rows["env_class"]) == {ENV_ID}
+    config = {"families": ["adjustment"], "group_size": 2, "max_turns": 2}
+    # what SkyRL does with a row's samples: an env each, the row's columns as extras
+    envs = [CausalGymEnv(config, {"task_slot": slot}) for slot in (0, 0, 1, 0)]
+    try:
+        first = [env.init(None)[0][1]["content"] for env in envs]
+        tasks = [env.session.task for env in envs]
+        assert first[0] == first[1] and first[2] != first[0]  # slot 0's pair, slot 1
+        assert first[3] != first[0]  # slot 0's group was used up: a new task
+        assert tasks[0] is not None and tasks[1] is not None
+        assert envs[0].session.handle != envs[1].session.handle  # a handle per sample
+        assert envs[0].board is envs[2].board and envs[0].board.tasks_pulled == 3
+        answer = honest_answer(dict(tasks[0].files))
+        rewards = [env.step(call("submit_answer", **answer))["reward"] for env in envs[:2]]
+        assert rewards[0] == rewards[1] > NO_SUBMISSION_REWARD  # each handle scored once
+        alone = CausalGymEnv(config)  # no slot: a group of its own
+        assert alone.board is not envs[0].board and alone.board.size == 1
+    finally:
+        for env in envs:
+            env.close()
+        BOARDS.close()
+
+
 def test_bad_adapter_settings_are_refused_in_one_line() -> None:
     with pytest.raises(IntegrationError, match="accepted families are"):
         CausalGymEnv({"families": ["ate", "nonsense"]})
@@ -158,4 +186,5 @@ def test_a_skyrl_env_on_a_real_stream_gets_the_streams_reward(tmp_path: Path) ->
         with stream.client(token_file.read_text().strip()) as client:
             assert client.me().tasks_scored == 1
     finally:
+        BOARDS.close()  # the env's stream client (the process's, shared by its envs)
         stream.stop()

@@ -144,7 +144,10 @@ def test_verl_runs_the_loop_masks_tool_output_and_gets_the_scorers_reward(
 ) -> None:
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 
-    from orchestrator.integrations.verl import BOARDS
+    # not orchestrator.integrations.verl: as in verl's own flow, hydra imports it first
+    # (after the worker loaded the YAML's entry), which once cost every trajectory after
+    # the first its settings
+    from orchestrator.integrations.groups import BOARDS
 
     config = verl_config(tmp_path, SETTINGS)
     worker = AgentLoopWorker(config, None)
@@ -155,11 +158,25 @@ def test_verl_runs_the_loop_masks_tool_output_and_gets_the_scorers_reward(
     board.source.export_key(str(key_file))  # type: ignore[attr-defined]
     key = parse_key_hex(key_file.read_text(), "export")
     tasks = [generate_task(t, key) for t in islice(stream_ids(("ate",), 0, 1), 2)]
+    loops: list[Any] = []  # each AgentLoopOutput as the loop returned it, before padding
+    postprocess = worker._agent_loop_postprocess
+
+    async def keep(output: Any, validate: bool, **row: Any) -> Any:
+        loops.append(output)
+        return await postprocess(output, validate, **row)
+
+    worker._agent_loop_postprocess = keep
     try:
         out = asyncio.run(worker.generate_sequences(gen_batch(config, tmp_path, 2)))
     finally:
         BOARDS.close()
     tok = worker.tokenizer
+    replies = sum(len(tok(r, add_special_tokens=False)["input_ids"]) for r in REPLIES)
+    assert len(loops) == 4
+    for loop in loops:
+        assert len(loop.response_ids) == len(loop.response_mask) == len(loop.response_logprobs)
+        assert sum(loop.response_mask) == replies  # the two generations, nothing else
+        assert loop.num_turns == 4 and loop.reward_score is not None
     batch, extra = out.batch, out.non_tensor_batch
     assert len(batch) == 4 and board.tasks_pulled == 2 and board.open_groups == 0
     seen = []
@@ -199,7 +216,7 @@ def test_a_config_that_would_split_a_group_or_misspells_a_key_is_refused(
     from hydra.errors import InstantiationException
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 
-    from orchestrator.integrations.verl import BOARDS
+    from orchestrator.integrations.groups import BOARDS
 
     split = verl_config(
         tmp_path,

@@ -9,12 +9,14 @@ new task, so a name can be reused from one step to the next.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from collections import deque
 from collections.abc import Hashable
 
 from causal_gym.wire import TaskWire
 from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.settings import AdapterSettings
 from orchestrator.integrations.sources import TaskSource
 
 
@@ -53,3 +55,32 @@ class GroupBoard:
         """Groups with handles nobody has claimed yet."""
         with self._lock:
             return len(self._open)
+
+
+class BoardRegistry:
+    """One source and one board per settings and group size, per process. Trainers
+    that make an environment or agent loop per trajectory (SkyRL, verl) need them to
+    share their groups, and a stream client or a local generator per trajectory
+    would be waste."""
+
+    def __init__(self) -> None:
+        self._boards: dict[tuple[str, int], GroupBoard] = {}
+        self._lock = threading.Lock()
+
+    def get(self, settings: AdapterSettings, size: int) -> GroupBoard:
+        name = (settings.model_dump_json(), size)
+        with self._lock:
+            if name not in self._boards:
+                self._boards[name] = GroupBoard(settings.source(), size)
+            return self._boards[name]
+
+    def close(self) -> None:
+        """Close every source (a local one forgets its key and truths)."""
+        with self._lock:
+            for board in self._boards.values():
+                board.source.close()
+            self._boards.clear()
+
+
+BOARDS = BoardRegistry()
+atexit.register(BOARDS.close)

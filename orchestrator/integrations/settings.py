@@ -32,6 +32,9 @@ class AdapterSettings(BaseModel):
     families: tuple[str, ...] = DEFAULT_FAMILIES
     sandbox: str = "local"
     max_turns: int = Field(8, ge=1, le=1000)
+    #: Rollouts that answer one task (GRPO's group), for trainers that do not say:
+    #: SkyRL's generator.n_samples_per_prompt. verl's is rollout.n.
+    group_size: int = Field(1, ge=1, le=1024)
 
     def source(self) -> TaskSource:
         if self.stream_url is None:

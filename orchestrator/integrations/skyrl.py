@@ -16,17 +16,26 @@ step's metadata and the env's metrics.
 
 Settings (`env_config`, a dict or an OmegaConf node from SkyRL's config):
 `stream_url` with `token_file` (or `token`) for a stream; neither for a generator in
-this process under a fresh key (one machine); `families`, `sandbox`, `max_turns`.
+this process under a fresh key (one machine); `families`, `sandbox`, `max_turns`;
+`group_size` for GRPO. SkyRL's `generator.n_samples_per_prompt` samples of a row are
+compared with each other, so they must answer one task: with rows from
+`skyrl_dataset` (each has a `task_slot`, which reaches the env in `extras`) and
+`group_size` set to n_samples_per_prompt, the envs of a slot share one task (one
+source and board per process, groups.py). Without a slot every env is its own group.
 Install with `pip install "causal-gym[skyrl]"`.
 """
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from orchestrator.agents.episode import NUDGE
+from orchestrator.integrations.errors import IntegrationError
+from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.settings import AdapterSettings, adapter_settings
 from orchestrator.integrations.text_tools import (
@@ -46,12 +55,19 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
         super().__init__()
         settings = adapter_settings(env_config)
-        self.max_turns = int((extras or {}).get("max_turns", settings.max_turns))
-        self.source = settings.source()
+        extras = extras or {}
+        self.max_turns = int(extras.get("max_turns", settings.max_turns))
+        # the dataset row's slot (skyrl_dataset writes one): the samples of a row are
+        # one group; without a slot every env is a group of its own
+        self.slot = extras.get("task_slot")
+        size = settings.group_size if self.slot is not None else 1
+        self.board = BOARDS.get(settings, size)
+        self.source = self.board.source
         self.session = TaskSession(self.source, SessionSettings(sandbox=settings.sandbox))
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
-        task = self.session.start()
+        group = self.slot if self.slot is not None else uuid.uuid4().hex
+        task = self.session.start(*self.board.claim(group))
         system, user = self.session.messages
         system = {"role": "system", "content": system_prompt_with_tools(self.session.tools)}
         return [system, user], {"family": task.family.value, "n_rows": task.n_rows}
@@ -89,8 +105,9 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         return {k: v for k, v in self._metrics().items() if k != "family"}
 
     def close(self) -> None:
+        """The sandbox goes; the source is the process's (groups.BOARDS), shared with
+        the other envs of these settings."""
         self.session.close()
-        self.source.close()
 
 
 def register(env_id: str = ENV_ID) -> None:
@@ -100,3 +117,26 @@ def register(env_id: str = ENV_ID) -> None:
 
     if env_id not in registry:
         skyrl_register(id=env_id, entry_point=f"{__name__}:CausalGymEnv")
+
+
+def skyrl_dataset(path: str | Path, rows: int) -> Path:
+    """A parquet of `rows` placeholder prompts for SkyRL's dataset: each names this env
+    and carries a `task_slot` (a column SkyRL hands the env in `extras`), so the
+    `generator.n_samples_per_prompt` samples of a row answer one task when
+    `env_config.group_size` is that number. Rows are slots, not tasks."""
+    import pandas as pd
+
+    if rows < 1:
+        raise IntegrationError(f"skyrl_dataset needs rows >= 1, not {rows}")
+    prompt = [{"role": "user", "content": "a causal-gym task (the env fills it in)"}]
+    frame = pd.DataFrame(
+        {
+            "data_source": ["causal_gym"] * rows,
+            "prompt": [prompt] * rows,
+            "env_class": [ENV_ID] * rows,
+            "task_slot": list(range(rows)),
+        }
+    )
+    target = Path(path)
+    frame.to_parquet(target)
+    return target

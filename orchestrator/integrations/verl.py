@@ -36,9 +36,7 @@ Install with `pip install "causal-gym[verl]"`.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import inspect
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -53,9 +51,9 @@ from verl.utils.profiler import simple_timer
 
 from orchestrator.agents.episode import NUDGE
 from orchestrator.integrations.errors import IntegrationError
-from orchestrator.integrations.groups import GroupBoard
+from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.session import SessionSettings, TaskSession
-from orchestrator.integrations.settings import AdapterSettings, adapter_settings
+from orchestrator.integrations.settings import adapter_settings
 from orchestrator.integrations.text_tools import (
     parse_tool_calls,
     system_prompt_with_tools,
@@ -72,33 +70,6 @@ VERL_ARGUMENTS = frozenset(inspect.signature(AgentLoopBase.__init__).parameters)
 SPLITS = ("train", "validation")
 
 
-class _Boards:
-    """One source and one board per settings and group size, per process: verl makes
-    an agent loop per trajectory, and they must share their groups."""
-
-    def __init__(self) -> None:
-        self._boards: dict[tuple[str, int], GroupBoard] = {}
-        self._lock = threading.Lock()
-
-    def get(self, settings: AdapterSettings, size: int) -> GroupBoard:
-        name = (settings.model_dump_json(), size)
-        with self._lock:
-            if name not in self._boards:
-                self._boards[name] = GroupBoard(settings.source(), size)
-            return self._boards[name]
-
-    def close(self) -> None:
-        with self._lock:
-            for board in self._boards.values():
-                board.source.close()
-            self._boards.clear()
-
-
-BOARDS = _Boards()
-atexit.register(BOARDS.close)
-
-
-@register(AGENT_NAME)
 class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase is Any here
     def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
         # verl's own arguments go to AgentLoopBase; every other key is the YAML's, and
@@ -107,6 +78,11 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
         own = {k: kwargs.pop(k) for k in list(kwargs) if k not in VERL_ARGUMENTS}
         super().__init__(*args, **kwargs)
         self.settings = adapter_settings(own)
+        if self.settings.group_size != 1:
+            raise IntegrationError(
+                "group_size is not a verl setting: verl's groups are rollout.n "
+                "(rollout.val_kwargs.n when validating)"
+            )
         rollout = self.rollout_config
         self.group_sizes = {"train": int(rollout.n), "validation": int(rollout.val_kwargs.n)}
         workers, batch = int(rollout.agent.num_workers), self.config.data.train_batch_size
@@ -213,6 +189,20 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
             metrics=AgentLoopMetrics.model_validate(metrics),
             extra_fields={"turn_scores": [], "tool_rewards": [], "reward_extra_info": info},
         )
+
+
+def _register() -> None:
+    """Register under AGENT_NAME unless a YAML entry of that name is there already.
+    verl's AgentLoopWorker loads the agent-loop YAML (with the settings) into its
+    registry before hydra first imports this module, and verl's `register` replaces
+    an entry: every trajectory after the first would have run on default settings."""
+    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
+
+    if AGENT_NAME not in _agent_loop_registry:
+        register(AGENT_NAME)(CausalGymAgentLoop)
+
+
+_register()
 
 
 def verl_dataset(path: str | Path, rows: int, split: str = "train") -> Path:
