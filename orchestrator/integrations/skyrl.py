@@ -34,8 +34,8 @@ from typing import Any
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from orchestrator.agents.episode import NUDGE
-from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
+from orchestrator.integrations.rows import placeholder_parquet
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.settings import AdapterSettings, adapter_settings
 from orchestrator.integrations.text_tools import (
@@ -124,19 +124,6 @@ def skyrl_dataset(path: str | Path, rows: int) -> Path:
     and carries a `task_slot` (a column SkyRL hands the env in `extras`), so the
     `generator.n_samples_per_prompt` samples of a row answer one task when
     `env_config.group_size` is that number. Rows are slots, not tasks."""
-    import pandas as pd
-
-    if rows < 1:
-        raise IntegrationError(f"skyrl_dataset needs rows >= 1, not {rows}")
-    prompt = [{"role": "user", "content": "a causal-gym task (the env fills it in)"}]
-    frame = pd.DataFrame(
-        {
-            "data_source": ["causal_gym"] * rows,
-            "prompt": [prompt] * rows,
-            "env_class": [ENV_ID] * rows,
-            "task_slot": list(range(rows)),
-        }
+    return placeholder_parquet(
+        path, rows, "the env", lambda i: {"env_class": ENV_ID, "task_slot": i}
     )
-    target = Path(path)
-    frame.to_parquet(target)
-    return target

@@ -52,6 +52,7 @@ from verl.utils.profiler import simple_timer
 from orchestrator.agents.episode import NUDGE
 from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
+from orchestrator.integrations.rows import placeholder_parquet
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.settings import adapter_settings
 from orchestrator.integrations.text_tools import (
@@ -209,20 +210,15 @@ def verl_dataset(path: str | Path, rows: int, split: str = "train") -> Path:
     """A parquet of `rows` placeholder prompts for verl's RLHFDataset (`data.train_files`
     or `data.val_files`): each names this agent loop and its split, and the loop fills
     in a task. Rows are slots, not tasks: an epoch of them is `rows` fresh tasks."""
-    import pandas as pd
-
-    if split not in SPLITS or rows < 1:
-        raise IntegrationError(f"verl_dataset needs rows >= 1 and a split in {SPLITS}")
-    prompt = [{"role": "user", "content": "a causal-gym task (the agent loop fills it in)"}]
-    frame = pd.DataFrame(
-        {
-            "data_source": ["causal_gym"] * rows,
-            "agent_name": [AGENT_NAME] * rows,
-            "prompt": [prompt] * rows,
-            "reward_model": [{"style": "causal_gym", "ground_truth": ""}] * rows,
-            "extra_info": [{"split": split, "index": i} for i in range(rows)],
-        }
+    if split not in SPLITS:
+        raise IntegrationError(f"verl_dataset's split is one of {SPLITS}, not {split!r}")
+    return placeholder_parquet(
+        path,
+        rows,
+        "the agent loop",
+        lambda i: {
+            "agent_name": AGENT_NAME,
+            "reward_model": {"style": "causal_gym", "ground_truth": ""},
+            "extra_info": {"split": split, "index": i},
+        },
     )
-    target = Path(path)
-    frame.to_parquet(target)
-    return target
