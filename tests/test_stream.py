@@ -36,9 +36,13 @@ def streams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stre
     base = tmp_path_factory.mktemp("streams")
     started: dict[str, Stream] = {}
     try:
-        for name in ("alpha", "beta"):
+        # beta's handles expire after 20 s, for the expiry test; alpha keeps the
+        # default, so work that holds handles while it computes (the demo trainer
+        # scores a batch of 16 one after another) does not race the clock on a busy
+        # machine (it once lost a handle that way, 20 s after delivery)
+        for name, ttl in (("alpha", "3600"), ("beta", "20")):
             started[name] = start_stream(
-                name, base / name, "--workers", "2", "--handle-ttl", "20",
+                name, base / name, "--workers", "2", "--handle-ttl", ttl,
                 "--concurrency", "2", "--episodes-per-actor", "2",
             )  # fmt: skip
         yield started
@@ -422,10 +426,10 @@ for i, task in enumerate(client.iter_tasks(40)):
 def test_a_consumer_that_vanishes_mid_pull_costs_the_others_nothing(
     streams: dict[str, Stream], tokens: dict[str, str]
 ) -> None:
-    alpha = streams["alpha"]
-    victim_token = alpha.mint("vanishes")
+    beta = streams["beta"]  # 20 s handles: the victim's expire within the test
+    victim_token = beta.mint("vanishes")
     victim = subprocess.Popen(
-        [sys.executable, "-c", VANISHES, alpha.url, victim_token],
+        [sys.executable, "-c", VANISHES, beta.url, victim_token],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
     assert victim.stdout is not None
@@ -433,13 +437,13 @@ def test_a_consumer_that_vanishes_mid_pull_costs_the_others_nothing(
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     started = time.monotonic()
-    with alpha.client(tokens["alpha/two"]) as other:
+    with beta.client(tokens["beta/two"]) as other:
         tasks = other.pull_tasks(6)
         for task in tasks:
             other.score(task.handle, answer_for(task))
     assert len(tasks) == 6 and time.monotonic() - started < 60
     time.sleep(21)  # the victim's handles expire, its undelivered tasks served others
-    view = next(c for c in alpha.operator().status().consumers if c.name == "vanishes")
+    view = next(c for c in beta.operator().status().consumers if c.name == "vanishes")
     assert view.handles_outstanding == 0 and view.tasks_delivered < 40
     assert view.handles_expired == view.tasks_delivered
 
@@ -504,10 +508,10 @@ def test_the_openapi_schema_is_versioned_and_committed(streams: dict[str, Stream
 
 
 def test_the_demo_trainer_improves_its_reward(streams: dict[str, Stream], tmp_path: Path) -> None:
-    beta = streams["beta"]
+    alpha = streams["alpha"]
     proc = subprocess.run(
-        [sys.executable, "scripts/demo_trainer.py", "--url", beta.url,
-         "--token", beta.mint("demo"), "--steps", "24", "--batch", "16",
+        [sys.executable, "scripts/demo_trainer.py", "--url", alpha.url,
+         "--token", alpha.mint("demo"), "--steps", "24", "--batch", "16",
          "--start-width", "0.3", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=900, cwd=REPO,
     )  # fmt: skip
