@@ -25,6 +25,7 @@ from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
 from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.sources import TaskSource
+from orchestrator.integrations.text_tools import parse_tool_calls
 from orchestrator.sandbox import make_sandbox
 from orchestrator.sandbox.base import Sandbox
 from orchestrator.stream.types import StreamScore
@@ -104,6 +105,11 @@ class TaskSession:
                 name, raw, self.sandbox, s.tool_timeout_s, s.tool_output_chars
             ).content
         return f"error: unknown tool {name!r}; the tools are bash, python and submit_answer"
+
+    def call_text(self, completion: str) -> list[str]:
+        """Run the <tool_call> blocks of a text completion one after another (they
+        share the sandbox); an unreadable block is answered with its error, not run."""
+        return [c.error or self.call(c.name, c.arguments) for c in parse_tool_calls(completion)]
 
     @property
     def reward(self) -> float:

@@ -33,22 +33,13 @@ from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from orchestrator.agents.episode import NUDGE
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.rows import placeholder_parquet
 from orchestrator.integrations.session import SessionSettings, TaskSession
-from orchestrator.integrations.settings import AdapterSettings, adapter_settings
-from orchestrator.integrations.text_tools import (
-    parse_tool_calls,
-    system_prompt_with_tools,
-    tool_response,
-)
+from orchestrator.integrations.settings import adapter_settings
+from orchestrator.integrations.text_tools import observation, system_prompt_with_tools
 
 ENV_ID = "causal_gym"
-
-
-#: The settings `env_config` holds (the same for every adapter configured from a file).
-SkyRLSettings = AdapterSettings
 
 
 class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any here
@@ -74,20 +65,18 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
         self.turns += 1
-        calls = parse_tool_calls(action)
-        outputs = [c.error or self.session.call(c.name, c.arguments) for c in calls]
+        outputs = self.session.call_text(action)
         done = self.session.done or self.turns >= self.max_turns
         if done:
             self.session.close()
             return BaseTextEnvStepOutput(
                 observations=[], reward=self.session.reward, done=True, metadata=self._metrics()
             )
-        content = "\n".join(tool_response(o) for o in outputs) if outputs else NUDGE
         return BaseTextEnvStepOutput(
-            observations=[{"role": "user", "content": content}],
+            observations=[{"role": "user", "content": observation(outputs)}],
             reward=0.0,
             done=False,
-            metadata={"tool_calls": len(calls)},
+            metadata={"tool_calls": len(outputs)},
         )
 
     def _metrics(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.agents.episode import SYSTEM_PROMPT
+from orchestrator.agents.episode import NUDGE, SYSTEM_PROMPT
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 #: Calls one completion may make; more are answered with an error, not run.
@@ -82,3 +82,9 @@ def system_prompt_with_tools(tools: list[dict[str, Any]]) -> str:
 
 def tool_response(content: str) -> str:
     return f"<tool_response>\n{content}\n</tool_response>"
+
+
+def observation(outputs: list[str]) -> str:
+    """The user turn that answers a completion: its tools' outputs, or the agents'
+    nudge when it called none."""
+    return "\n".join(tool_response(o) for o in outputs) if outputs else NUDGE

@@ -49,17 +49,12 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.utils.profiler import simple_timer
 
-from orchestrator.agents.episode import NUDGE
 from orchestrator.integrations.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.rows import placeholder_parquet
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.settings import adapter_settings
-from orchestrator.integrations.text_tools import (
-    parse_tool_calls,
-    system_prompt_with_tools,
-    tool_response,
-)
+from orchestrator.integrations.text_tools import observation, system_prompt_with_tools
 
 AGENT_NAME = "causal_gym"
 #: The arguments verl's AgentLoopWorker passes every agent loop (besides `tools`).
@@ -141,20 +136,12 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
             messages.append({"role": "assistant", "content": text})
             if len(mask) >= self.response_length:
                 break
-            calls = parse_tool_calls(text)
-            outputs: list[str] = []
             with simple_timer("tool_calls", metrics):
-                for call in calls:  # one after another: they share the sandbox
-                    if call.error is not None:  # unreadable: shown, never run
-                        outputs.append(call.error)
-                        continue
-                    ran = await io.run_in_executor(None, session.call, call.name, call.arguments)
-                    outputs.append(ran)
+                outputs = await io.run_in_executor(None, session.call_text, text)
             if session.done or turns >= self.settings.max_turns:
                 break
             before = list(messages)
-            content = "\n".join(tool_response(o) for o in outputs) if outputs else NUDGE
-            messages.append({"role": "user", "content": content})
+            messages.append({"role": "user", "content": observation(outputs)})
             merged, grown, aligned = await self.ct_merge_context_msg(
                 before, messages, ids, mask, logprobs or None
             )
