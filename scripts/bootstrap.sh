@@ -7,6 +7,8 @@
 #   bash scripts/bootstrap.sh --local-model
 #                                      runtime + the local model server (llama.cpp built from
 #                                      source, about 10-25 min the first time; SmolLM2-135M weights)
+#   bash scripts/bootstrap.sh --demo   runtime + TRL + the local model server, for the SmolLM2
+#                                      demo (scripts/sft_warmstart.py, scripts/grpo_demo.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,7 +18,8 @@ case "${1:-}" in
   "") ;;
   --test) extras="[test]"; local_model=1 ;;
   --local-model) local_model=1 ;;
-  *) echo "bootstrap.sh: unknown option '$1' (accepted: --test, --local-model)" >&2; exit 2 ;;
+  --demo) extras="[demo]"; local_model=1 ;;
+  *) echo "bootstrap.sh: unknown option '$1' (accepted: --test, --local-model, --demo)" >&2; exit 2 ;;
 esac
 
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
@@ -30,7 +33,7 @@ packages=()
 python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
 # bubblewrap is the embedded default sandbox.
 command -v bwrap >/dev/null || packages+=(bubblewrap)
-if [ -n "$extras" ]; then
+if [ "$extras" = "[test]" ]; then
   # The tests also use a real Docker daemon and debootstrap for stand-in images.
   command -v dockerd >/dev/null || packages+=(docker.io)
   command -v debootstrap >/dev/null || packages+=(debootstrap)

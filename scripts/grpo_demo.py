@@ -2,11 +2,12 @@
 before and after.
 
     python scripts/sft_warmstart.py --out runs/demo
-    python scripts/grpo_demo.py --out runs/demo [--steps 8] [--generations 4] [--eval-tasks 60]
+    python scripts/grpo_demo.py --out runs/demo [--steps 3] [--generations 4] [--eval-tasks 60]
 
-Evaluations: the base model, the warm start and the GRPO result, each on its own
-held-out sample of fresh-key tasks (a key made for that evaluation: no training task
-is among them, and eval-v1 is left for evaluation proper), greedy, first reply only:
+Evaluations: the base model, the warm start and the GRPO result, on one held-out
+sample of fresh-key tasks (a key made for it: no training task is among them, and
+eval-v1 is left for evaluation proper; each task goes out as a group of three handles,
+one per model), greedy on llama.cpp, first reply only:
 the share of valid submissions and the mean clipped reward, with standard errors.
 Training: TRL's GRPOTrainer on CPU with the adapter's spec (tasks from a LocalSource,
 tools in real sandboxes, the scorer's clipped reward); one prompt a step, `--generations`
@@ -27,7 +28,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from smollm2_demo import Evaluation, evaluate, load_model, load_tokenizer
+from smollm2_demo import (
+    MAX_NEW_TOKENS,
+    Evaluation,
+    evaluate,
+    export_gguf,
+    held_out_sample,
+    load_model,
+    load_tokenizer,
+)
 
 from orchestrator.integrations.sources import LocalSource
 from orchestrator.integrations.trl import TRL_FAMILIES, CausalGymTRL
@@ -44,7 +53,7 @@ def grpo(sft: Path, out: Path, steps: int, generations: int, lr: float) -> list[
     args = GRPOConfig(
         output_dir=str(out / "grpo-trainer"), max_steps=steps,
         per_device_train_batch_size=generations, num_generations=generations,
-        max_completion_length=160, learning_rate=lr, beta=0.04, temperature=1.0,
+        max_completion_length=MAX_NEW_TOKENS, learning_rate=lr, beta=0.04, temperature=1.0,
         max_tool_calling_iterations=1, use_cpu=True, report_to=[], logging_steps=1,
         save_strategy="no", seed=0,
     )  # fmt: skip
@@ -76,6 +85,7 @@ def plot(log: list[dict[str, Any]], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     steps = [h["step"] for h in log]
     panels = [
@@ -88,9 +98,13 @@ def plot(log: list[dict[str, Any]], path: Path) -> None:
         axis.plot(steps, [h.get(key, float("nan")) for h in log], marker="o")
         axis.set_title(title)
         axis.set_xlabel("GRPO step")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.grid(alpha=0.3)
     axes[1].set_ylim(-0.05, 1.05)
-    fig.suptitle("SmolLM2-135M-Instruct, GRPO through the TRL adapter (2 CPU cores)")
+    fig.suptitle(
+        "SmolLM2-135M-Instruct from the SFT warm start: GRPO through the TRL adapter, "
+        f"{len(log[0].get('families', [])) or '?'} rollouts of one task a step, 2 CPU cores"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -112,7 +126,7 @@ def table(evaluations: list[Evaluation]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--generations", type=int, default=4)
     parser.add_argument("--lr", type=float, default=2e-6)
     parser.add_argument("--eval-tasks", type=int, default=60)
@@ -125,22 +139,29 @@ def main() -> None:
         parser.error("--steps is at least 1, --generations and --eval-tasks at least 2")
     started = time.monotonic()
     tok = load_tokenizer()
-    evaluations = [evaluate(load_model(), tok, args.eval_tasks, "SmolLM2-135M-Instruct")]
-    evaluations.append(evaluate(load_model(sft), tok, args.eval_tasks, "after SFT"))
-    print(table(evaluations), flush=True)
+    report: dict[str, Any] = {"command": " ".join(["python", *sys.argv]), "evaluations": []}
+    evaluations: list[Evaluation] = []
+    sample = held_out_sample(models=3)
+
+    def held_out(model_dir: Path | None, folder: str, label: str) -> None:
+        """Export one checkpoint to GGUF, evaluate it, and write what is known so far."""
+        gguf = export_gguf(load_model(model_dir), tok, args.out / "gguf" / folder)
+        evaluations.append(evaluate(gguf, tok, sample, args.eval_tasks, label))
+        report["evaluations"] = [e.summary() for e in evaluations]
+        report["wall_s"] = round(time.monotonic() - started, 1)
+        (args.out / "demo.json").write_text(json.dumps(report, indent=2) + "\n")
+        print(table(evaluations), flush=True)
+
+    held_out(None, "base", "SmolLM2-135M-Instruct")
+    held_out(sft, "sft", "after SFT")
+    began = time.monotonic()
     log = grpo(sft, args.out, args.steps, args.generations, args.lr)
+    report["grpo_wall_s"] = round(time.monotonic() - began, 1)
+    report["grpo"] = log
     with (args.out / "grpo_log.jsonl").open("w") as handle:
         handle.writelines(json.dumps(h) + "\n" for h in log)
-    label = f"after SFT + {args.steps} GRPO steps"
-    evaluations.append(evaluate(load_model(args.out / "grpo"), tok, args.eval_tasks, label))
-    report = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "wall_s": round(time.monotonic() - started, 1),
-        "evaluations": [e.summary() for e in evaluations],
-        "grpo": log,
-    }
-    (args.out / "demo.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(table(evaluations), flush=True)
+    held_out(args.out / "grpo", "grpo", f"after SFT + {args.steps} GRPO steps")
+    sample.close()
     plot(log, args.out / "grpo_curve.png")
     if args.docs:
         docs = REPO / "docs" / "demo"

@@ -1,7 +1,7 @@
 """SFT warm start: teach SmolLM2-135M-Instruct to answer a causal-gym task with a
 submit_answer call, from the reference agent's episodes on fresh-key train tasks.
 
-    python scripts/sft_warmstart.py --out runs/demo [--tasks 32] [--epochs 2]
+    python scripts/sft_warmstart.py --out runs/demo [--tasks 24] [--epochs 2]
 
 The reference agent (orchestrator/agents/scripted.py) copies the analyst kit into the
 sandbox, runs it and submits what it printed. A 135M model cannot write the kit (tens
@@ -126,7 +126,7 @@ def train(model: Any, examples: list[tuple[list[int], int]], epochs: int, lr: fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--tasks", type=int, default=32)
+    parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=5e-5)
     args = parser.parse_args()

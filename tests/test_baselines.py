@@ -55,6 +55,14 @@ def write(tmp_path: Path, text: str) -> Path:
         (TWO_AGENTS + LOCAL.replace("127.0.0.1:8091", "127.0.0.1"), "serves on this machine"),
         (TWO_AGENTS + LOCAL.replace("max_turns = 4", "max_turns = 0"), "max_turns"),
         (TWO_AGENTS + LOCAL.replace("max_turns = 4", "turns = 4"), "turns"),
+        (
+            TWO_AGENTS + LOCAL.replace("local_model = true", 'local_model_file = "/nowhere.gguf"'),
+            "local_model_file needs local_model = true",
+        ),
+        (
+            TWO_AGENTS + LOCAL.replace("true", 'true\nlocal_model_file = "/nowhere.gguf"', 1),
+            "/nowhere.gguf is not a file",
+        ),
     ],
 )
 def test_bad_configs_are_one_line_errors_before_any_work(

@@ -41,9 +41,17 @@ class BaselineAgent(BaseModel):
     #: Start the bundled llama.cpp server (SmolLM2-135M-Instruct) at the port of
     #: openai.base_url for this agent's run, and stop it afterwards.
     local_model: bool = False
+    #: A GGUF file for that server to serve instead of the bundled weights, such as
+    #: the SmolLM2 demo's trained model (scripts/grpo_demo.py writes one).
+    local_model_file: Path | None = None
 
     @model_validator(mode="after")
     def _local_model_is_served_here(self) -> BaselineAgent:
+        if self.local_model_file is not None:
+            if not self.local_model:
+                raise ValueError("local_model_file needs local_model = true")
+            if not self.local_model_file.is_file():
+                raise ValueError(f"local_model_file {self.local_model_file} is not a file")
         if not self.local_model:
             return self
         if self.agent != "openai" or self.openai is None:
@@ -61,7 +69,9 @@ class BaselineAgent(BaseModel):
         if not self.local_model or self.openai is None:
             return None
         port = urlsplit(self.openai.base_url).port
-        return LocalModelServer(alias=self.openai.model, port=port or 0)
+        return LocalModelServer(
+            model=self.local_model_file, alias=self.openai.model, port=port or 0
+        )
 
     @property
     def folder_name(self) -> str:
@@ -98,7 +108,8 @@ def run_configs(config: BaselinesConfig, folder: Path) -> list[RunConfig]:
         overrides = {
             **entry.run,
             **entry.model_dump(
-                exclude={"label", "openai", "local_model", "run"}, exclude_none=True
+                exclude={"label", "openai", "local_model", "local_model_file", "run"},
+                exclude_none=True,
             ),
         }
         if entry.openai is not None:
