@@ -4,9 +4,11 @@ driver killed with SIGKILL. Real runs on an embedded Ray, one after another."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -160,15 +162,28 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     driver.kill()  # SIGKILL of the driver alone, as the attacker did
     driver.wait(timeout=30)
     time.sleep(3)
+    # Freeze what outlived the driver, so that only the reap can end it: a worker still
+    # shutting down after 3 s on a busy machine would otherwise exit between this list
+    # and the reap, which would then rightly not report it. What was already exiting
+    # is gone or a zombie half a second later.
+    for pid in ours:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    time.sleep(0.5)
     survivors = [pid for pid in ours if _alive(pid)]
     assert survivors, "nothing outlived the driver: the check below would be vacuous"
     keys = list(private_tmp.glob(f"causal-gym-key-{driver.pid}.*"))
     assert keys  # SIGKILL left its key folder
-    reap = run("sandbox", "reap", env=temp)
-    assert reap.returncode == 0, reap.stderr
-    report = json.loads(reap.stdout)
-    assert set(report["ray_processes"]) >= set(survivors)
-    assert not [pid for pid in ours if _alive(pid)]
+    try:
+        reap = run("sandbox", "reap", env=temp)
+        assert reap.returncode == 0, reap.stderr
+        report = json.loads(reap.stdout)
+        assert set(report["ray_processes"]) >= set(survivors)
+        assert not [pid for pid in ours if _alive(pid)]
+    finally:  # a failed reap must not leave stopped processes behind
+        for pid in survivors:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     assert not any(k.exists() for k in keys) and not marker.exists()
     # nothing the run left (its folder, Ray's session, our temporary files) holds the key
     assert Path(noted["session_dir"]).is_relative_to(private_tmp)

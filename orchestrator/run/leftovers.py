@@ -6,8 +6,8 @@ A runner cleans up in its `finally` blocks; SIGKILL skips them. What then surviv
 - its embedded Ray instance: gcs_server, raylet and the workers die with the driver
   (Ray ties their fate to it), but Ray's DashboardAgent and RuntimeEnvAgent are
   re-parented to pid 1 and linger until their own health checks give up (measured on
-  this machine: about two minutes; after a SIGKILL of gcs_server and raylet as well
-  they did not go away at all);
+  this machine: from seconds to about two minutes; after a SIGKILL of gcs_server and
+  raylet as well they did not go away at all);
 - local sandboxes (workspace with the staged data, tmpfs mount, cgroups) and Docker
   containers, both labelled with their owner.
 
@@ -55,8 +55,11 @@ def forget_embedded_ray(path: Path | None) -> None:
 
 def _belongs(pid: int, session_dir: str, node_id: str) -> bool:
     """Whether process `pid` is part of that Ray instance: its command line names the
-    session directory (gcs_server, raylet, the monitors), or its environment names the
-    node (workers and agents, whose titles hide their arguments)."""
+    session directory (gcs_server, raylet, the monitors), its environment names the
+    node (workers), or it is titled ray::... and holds a file open in the session
+    directory (the dashboard and runtime-env agents: their titles hide their arguments,
+    their environment names no node, and they are the ones that outlive a SIGKILLed
+    driver)."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
@@ -67,7 +70,24 @@ def _belongs(pid: int, session_dir: str, node_id: str) -> bool:
         environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
         return False
-    return f"RAY_NODE_ID={node_id}".encode() in environ
+    if f"RAY_NODE_ID={node_id}".encode() in environ:
+        return True
+    # titled ray::..., so a user's `tail -f` of the session's logs is never taken
+    return cmdline.startswith(b"ray::") and _holds_file_in(
+        pid, os.path.realpath(session_dir) + os.sep
+    )
+
+
+def _holds_file_in(pid: int, folder: str) -> bool:
+    try:
+        descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):
+            if os.readlink(descriptor).startswith(folder):
+                return True
+    return False
 
 
 def _processes_of(session_dir: str, node_id: str) -> list[int]:
