@@ -80,7 +80,7 @@ def grpo(sft: Path, out: Path, steps: int, generations: int, lr: float) -> list[
     return steps_logged
 
 
-def plot(log: list[dict[str, Any]], path: Path) -> None:
+def plot(log: list[dict[str, Any]], generations: int, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -103,7 +103,7 @@ def plot(log: list[dict[str, Any]], path: Path) -> None:
     axes[1].set_ylim(-0.05, 1.05)
     fig.suptitle(
         "SmolLM2-135M-Instruct from the SFT warm start: GRPO through the TRL adapter, "
-        f"{len(log[0].get('families', [])) or '?'} rollouts of one task a step, 2 CPU cores"
+        f"{generations} rollouts of one task a step, 2 CPU cores"
     )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -162,11 +162,11 @@ def main() -> None:
         handle.writelines(json.dumps(h) + "\n" for h in log)
     held_out(args.out / "grpo", "grpo", f"after SFT + {args.steps} GRPO steps")
     sample.close()
-    plot(log, args.out / "grpo_curve.png")
+    plot(log, args.generations, args.out / "grpo_curve.png")
     if args.docs:
         docs = REPO / "docs" / "demo"
         docs.mkdir(parents=True, exist_ok=True)
-        plot(log, docs / "grpo_curve.png")
+        plot(log, args.generations, docs / "grpo_curve.png")
         (docs / "demo.json").write_text(json.dumps(report, indent=2) + "\n")
         (docs / "demo.md").write_text(table(evaluations))
 

@@ -11,8 +11,8 @@ templates it knows, so the tokenizer gets TRL's ChatML (Qwen2.5) template with t
 Evaluation runs on llama.cpp (the server the project already uses): a checkpoint is
 exported to GGUF with llama.cpp's own convert_hf_to_gguf.py, taken from the
 llama-cpp-python sdist of the installed version (downloaded once into the cache).
-On 2 cores llama.cpp reads a 2,000-token prompt about twice as fast as transformers'
-generate, which is what makes 60-task evaluations fit in the demo's hour.
+On 2 cores that takes about 12 s a task against about 40 s for transformers'
+generate (batched), so a 60-task evaluation takes 12 minutes instead of 40.
 """
 
 from __future__ import annotations
@@ -154,7 +154,6 @@ def converter() -> Path:
              f"llama-cpp-python=={release}"],
             check=False,
         )  # fmt: skip
-        # pip has saved the sdist by the time it reports that it cannot build it here
         sdist = CONVERTER_CACHE / f"llama_cpp_python-{release}.tar.gz"
         if not sdist.is_file():
             raise SystemExit(f"could not download the llama-cpp-python {release} sdist")

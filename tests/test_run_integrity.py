@@ -140,6 +140,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _started(pid: int) -> str | None:
+    """The process's start time (a pid and its start time name one process)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     tmp_path: Path, private_tmp: Path
 ) -> None:
@@ -159,6 +167,7 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     # the processes the run started: Ray's, its actors, their sandboxes
     ours = [pid for pid in process_environments() if descends_from(pid, driver.pid)]
     assert len(ours) >= 8  # gcs, raylet, monitors, agents, generator, scorer, actors
+    started = {pid: _started(pid) for pid in ours}
     driver.kill()  # SIGKILL of the driver alone, as the attacker did
     driver.wait(timeout=30)
     time.sleep(3)
@@ -167,10 +176,11 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     # and the reap, which would then rightly not report it. What was already exiting
     # is gone or a zombie half a second later.
     for pid in ours:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGSTOP)
+        if _started(pid) == started[pid]:  # not a new process under a reused pid
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
     time.sleep(0.5)
-    survivors = [pid for pid in ours if _alive(pid)]
+    survivors = [pid for pid in ours if _alive(pid) and _started(pid) == started[pid]]
     assert survivors, "nothing outlived the driver: the check below would be vacuous"
     keys = list(private_tmp.glob(f"causal-gym-key-{driver.pid}.*"))
     assert keys  # SIGKILL left its key folder
