@@ -26,5 +26,5 @@ class Estimand(Sealed):
     scale: float
     #: The level of the interval score in the loss (scoring/reward.py): 0.12 where r is
     #: the reference's own 90% width; 0.10, the proper score of a 90% interval, where
-    #: r is the expert tier's efficiency bound.
+    #: r is a property of the task (an efficiency bound, the optimal OLS's width).
     interval_alpha: float = 0.12

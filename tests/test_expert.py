@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import beta, binom
 
 from causal_gym.audit.stats import share_shown_below
-from causal_gym.generate.efficiency import EXPERT_INTERVAL_ALPHA, outcome_noise_variance
+from causal_gym.generate.efficiency import outcome_noise_variance
 from causal_gym.generate.pipeline import draw_scm
 from causal_gym.reference import analyst
 from causal_gym.reference.flexible import fit_flexible
@@ -23,7 +23,7 @@ from causal_gym.scm.marginals import Marginal, ValueKind, fit_marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Role, Scm
 from causal_gym.scm.nonlinear import TermKind, factor
 from causal_gym.scm.sample import sample_clean
-from causal_gym.scoring.reward import estimand_score
+from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA, estimand_score
 from causal_gym.spec.plan import is_expert, plan_task
 from causal_gym.spec.tiers import EXPERT_TRAIN_SHARE, TIER_ORDER, TIER_SPECS, Tier
 from causal_gym.task_id import TaskId
@@ -167,7 +167,7 @@ def test_flexible_reference_is_deterministic_and_generation_fits_nothing(task_id
     truth = task.hidden.estimands["ate"]
     assert first == second and math.isfinite(first.se) and first.se > 0
     assert (truth.reference_estimate, truth.reference_se) == (None, None)
-    assert truth.interval_alpha == EXPERT_INTERVAL_ALPHA
+    assert truth.interval_alpha == PROPER_INTERVAL_ALPHA
     # the anchor is below what the flexible fit reaches (about 1.19x in the audit)
     assert 0.8 < 2 * analyst.Z * first.se / truth.reference_width < 2.0
 
@@ -225,7 +225,7 @@ def test_share_shown_below_is_the_exact_one_sided_bound() -> None:
 
 def test_the_expert_interval_score_is_the_proper_90_percent_one() -> None:
     """A miss costs 2/alpha per unit: 20 at the expert tier's 0.10, 2/0.12 elsewhere."""
-    expert = estimand_score(1.0, 0.0, -0.1, 0.1, 0.1, 1.0, alpha=EXPERT_INTERVAL_ALPHA)
+    expert = estimand_score(1.0, 0.0, -0.1, 0.1, 0.1, 1.0, alpha=PROPER_INTERVAL_ALPHA)
     seed = estimand_score(1.0, 0.0, -0.1, 0.1, 0.1, 1.0)
     assert expert.interval_loss == pytest.approx(0.2 + 20.0 * 0.9)
     assert seed.interval_loss == pytest.approx(0.2 + (2 / 0.12) * 0.9)

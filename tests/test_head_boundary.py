@@ -21,6 +21,7 @@ from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import certify
 from causal_gym.scoring.answer import episode_score
+from causal_gym.spec.effects import effect_prior
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.task_id import Family
@@ -113,12 +114,13 @@ def test_rejection_reasons_name_no_value_of_the_hidden_scm() -> None:
 
     rng = np.random.default_rng(7)
     spec = TIER_SPECS[Tier.EASY]
-    scm = build_scm(spec, Family.ATE, EffectClass.STANDARD, rng)
+    scm = build_scm(spec, Family.ATE, effect_prior(EffectClass.STANDARD, 3), rng, rng)
     n = 500
     propensity = np.full(n, 0.5)
     treatment = (rng.random(n) < 0.5).astype(int)
     # certified against another effect class: the reason must not say what the effect is
-    reasons = certify(scm, EffectClass.STRUCTURAL_NULL, propensity, treatment).reasons
+    null = effect_prior(EffectClass.STRUCTURAL_NULL, 3)
+    reasons = certify(scm, null, propensity, treatment).reasons
     assert reasons == ("the effect is not the planned one",)
     assert f"{abs(scm.total_effect()):.4f}" not in " ".join(reasons)
 

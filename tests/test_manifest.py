@@ -9,7 +9,7 @@ import pytest
 from causal_gym import generate_task
 from causal_gym.errors import TaskIdError
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.generate.version import GENERATOR_VERSION
+from causal_gym.generate.version import GENERATOR_VERSION, generator_version
 from causal_gym.spec.plan import plan_task
 from causal_gym.splits.freeze import (
     GeneratorVersionError,
@@ -57,12 +57,17 @@ def test_ids_outside_the_manifest_are_errors(default_key, task_id: str) -> None:
 
 
 def test_the_manifest_records_the_generator_it_was_frozen_by(default_key) -> None:
-    """eval-v1 was re-frozen once, by generator 2 (CHANGELOG.md); a manifest from
-    another generator version is refused by name, not reported as 500 mismatches."""
+    """eval-v1 was re-frozen once, by generator 2 (CHANGELOG.md), and stays at 2 while
+    train tasks move on (generator 3); a manifest from another generator version is
+    refused by name, not reported as 500 mismatches."""
     manifest = load_manifest()
-    assert manifest.generator_version == GENERATOR_VERSION == 2
+    assert manifest.generator_version == generator_version("eval-v1") == 2
+    assert GENERATOR_VERSION == generator_version("train") == 3
     older = manifest.model_copy(update={"generator_version": 1})
-    with pytest.raises(GeneratorVersionError, match="generator version 1; this is version 2"):
+    with pytest.raises(
+        GeneratorVersionError,
+        match="generator version 1; this causal-gym generates it with version 2",
+    ):
         verify_entries(older, older.tasks[:1], default_key)
 
 
@@ -101,7 +106,7 @@ def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> N
         "cate": 150, "mediation": 150, "obs_vs_rct": 150
     }  # fmt: skip
     assert manifest.counts["obs_vs_rct"] % BIAS_BLOCK_SIZE == 0
-    assert manifest.generator_version == GENERATOR_VERSION
+    assert manifest.generator_version == generator_version("eval-v2") == 2
     trial = [e for e in manifest.tasks if e.family.value == "obs_vs_rct"]
     assert all(set(e.sha256) == {"data.csv", "trial.csv", "README.md"} for e in trial)
     sample = spread_sample(manifest.tasks, 12)
@@ -140,7 +145,7 @@ def test_eval_expert_manifest_shape_and_a_spread_sample_reproduces(default_key) 
     }  # fmt: skip
     assert manifest.counts["null_detect"] % NULL_BLOCK_SIZE == 0
     assert {e.tier.value for e in manifest.tasks} == {"expert"}
-    assert manifest.generator_version == GENERATOR_VERSION
+    assert manifest.generator_version == generator_version("eval-expert-v1") == 2
     sample = spread_sample(manifest.tasks, 6)
     assert {e.family for e in sample} == {e.family for e in manifest.tasks}
     assert verify_entries(manifest, sample, default_key) == []

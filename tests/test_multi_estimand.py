@@ -10,12 +10,14 @@ import pytest
 from causal_gym.families.mediation import MEDIATOR_ID
 from causal_gym.families.registry import family_spec
 from causal_gym.generate.pipeline import plan_task
+from causal_gym.generate.version import GENERATOR_VERSION
 from causal_gym.rng_keys.derive import derive_streams
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.validate import validate_submission
+from causal_gym.spec.effects import effect_prior
 from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.task_id import TaskId
 from tests.conftest import cached_task
@@ -28,8 +30,9 @@ def hidden_scm(task_id: str, default_key) -> Scm:
     tid = TaskId.parse(task_id)
     plan = plan_task(default_key, tid)
     attempt = cached_task(task_id).public.generation_attempts - 1
-    rng = derive_streams(default_key, tid, attempt).scm
-    return build_scm(TIER_SPECS[plan.tier], tid.family, plan.effect_class, rng)
+    streams = derive_streams(default_key, tid, attempt)
+    prior = effect_prior(plan.effect_class, plan.generator_version)
+    return build_scm(TIER_SPECS[plan.tier], tid.family, prior, streams.scm, streams.effect)
 
 
 def potential_outcomes(scm: Scm, n: int = 20_000) -> tuple[dict, dict]:
@@ -169,7 +172,8 @@ def test_obs_vs_rct_rejections_do_not_tell_the_class(default_key) -> None:
     assert len(found) == 2
     for effect, scm in found.items():
         sample = sample_clean(scm, 2_000, np.random.default_rng(3), {})
-        args = (scm, effect, sample.propensity, sample.columns[TREATMENT_ID])
+        prior = effect_prior(effect, GENERATOR_VERSION)
+        args = (scm, prior, sample.propensity, sample.columns[TREATMENT_ID])
         own = effect.value == "confounded"
         assert CONFOUNDING_REASON not in certify(*args, confounded=own).reasons
         assert CONFOUNDING_REASON in certify(*args, confounded=not own).reasons

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from causal_gym.families.registry import family_spec
-from causal_gym.reference import analyst
+from causal_gym.reference import analyst, posterior
 from tests.conftest import FAMILIES, V1, cached_task, reference_fit
 
 ALLOWED_IMPORTS = {
@@ -35,7 +35,14 @@ ALLOWED_IMPORTS = {
 
 
 #: The sandbox kit: copied into sandboxes side by side, importing one another by file.
-KIT = ("analyst.py", "flexible.py", "probes.py", "estimands.py", "estimand_probes.py")
+KIT = (
+    "analyst.py",
+    "flexible.py",
+    "posterior.py",
+    "probes.py",
+    "estimands.py",
+    "estimand_probes.py",
+)
 
 
 @pytest.mark.parametrize("name", KIT)
@@ -85,11 +92,21 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
         stored_estimate, stored_se = (
             reference_fit(task) if name == "ate" else (truth.reference_estimate, truth.reference_se)
         )
+        width = 2 * analyst.Z * stored_se
+        if family == "null_detect":  # the posterior under the disclosed prior
+            expected = posterior.posterior_answer(
+                posterior.NULL_DETECT_PRIOR, stored_estimate, stored_se, width
+            )
+            assert (estimate, lower, upper) == pytest.approx(
+                (expected["estimate"], expected["ci_lower"], expected["ci_upper"]), rel=1e-12
+            )
+            continue
         assert estimate == pytest.approx(stored_estimate, rel=1e-12)
-        # The honest width (an expert task's anchor r is the efficiency bound instead).
-        assert upper - lower == pytest.approx(2 * analyst.Z * stored_se)
-        if task.public.tier.value != "expert":
-            assert truth.reference_width == pytest.approx(2 * analyst.Z * stored_se)
+        assert upper - lower == pytest.approx(width)  # the honest 90% width
+        if spec.multi_estimand:  # anchored on the reference's own width
+            assert truth.reference_width == pytest.approx(width)
+        elif task.public.tier.value != "expert":  # the optimal valid OLS's, a bit narrower
+            assert 0.7 * width < truth.reference_width < 1.02 * width
     if family == "adjustment":
         assert answer["adjustment_set"] == list(task.hidden.pre_treatment)
 
@@ -113,16 +130,51 @@ def test_reference_is_unbiased_and_roughly_calibrated() -> None:
     assert 0.6 < float(np.std(z_scores)) < 1.4  # SEs are the right size
 
 
-def test_null_probability_rule() -> None:
+def test_the_null_detect_reference_is_the_posterior_under_the_disclosed_prior() -> None:
+    """An estimate at zero makes a null more likely than the prior says (the spike),
+    one five SEs out makes an effect nearly sure; the answer is the posterior's
+    median and its loss-optimal interval, never narrower than the fit's own 90%."""
     dictionary = analyst.DataDictionary(
         "null_detect", "t", "y", ("x",), (), {"x": "numeric"}, ("1",), ("0",)
     )
 
-    def fit(lo: float, hi: float) -> analyst.ReferenceFit:
-        return analyst.ReferenceFit((lo + hi) / 2, 1.0, lo, hi, 10, 10, 5, 5, True, 0, 0, 0)
+    def fit(estimate: float, se: float) -> analyst.ReferenceFit:
+        lo, hi = estimate - analyst.Z * se, estimate + analyst.Z * se
+        return analyst.ReferenceFit(estimate, se, lo, hi, 10, 10, 5, 5, True, 0, 0, 0)
 
-    assert analyst.reference_submission(fit(-1, 1), dictionary)["effect_probability"] == 0.25
-    assert analyst.reference_submission(fit(0.5, 1), dictionary)["effect_probability"] == 0.95
+    at_zero = analyst.reference_submission(fit(0.0, 0.05), dictionary)
+    assert at_zero["effect_probability"] < 13 / 20 and at_zero["estimate"] == 0.0
+    assert at_zero["ci_upper"] - at_zero["ci_lower"] >= 2 * analyst.Z * 0.05 - 1e-9
+    far = analyst.reference_submission(fit(0.5, 0.1), dictionary)
+    assert far["effect_probability"] > 0.99 and 0.45 < far["estimate"] < 0.5
+    near = fit(0.12, 0.08)
+    answer = analyst.reference_submission(near, dictionary)
+    assert answer == posterior.posterior_answer(posterior.NULL_DETECT_PRIOR, 0.12, 0.08, near.width)
+
+
+def test_the_posterior_kit_copies_the_generators_declarations() -> None:
+    """posterior.py runs in sandboxes without the package, so it writes the prior out;
+    these are the declarations it copies (one fact, checked in one place)."""
+    from causal_gym.families.null_detect import EFFECT_PRIOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
+    from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
+    from causal_gym.spec.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
+    from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
+    from causal_gym.staging.readme import effect_size_line
+
+    share = {name: count / NULL_BLOCK_SIZE for name, count in NULL_BLOCK_COUNTS.items()}
+    assert posterior.NULL_DETECT_ATOM == share["structural_null"] == 1 - EFFECT_PRIOR
+    assert (
+        (share["hard_nonnull"], *EFFECT_MAGNITUDE[EffectClass.HARD_NONNULL]),
+        (share["wide_nonnull"], *EFFECT_MAGNITUDE[EffectClass.WIDE_NONNULL]),
+    ) == posterior.NULL_DETECT_PIECES
+    assert ((1.0, *EFFECT_MAGNITUDE[EffectClass.STANDARD]),) == posterior.STANDARD_PIECES
+    assert posterior.ALPHA == PROPER_INTERVAL_ALPHA
+    readme = "...\n" + effect_size_line("score_after") + "\n..."
+    assert posterior.disclosed_prior(readme, "ate") == posterior.hyperprior(
+        HALF_WIDTH_LOW, HALF_WIDTH_HIGH
+    )
+    assert posterior.disclosed_prior("no such line", "ate") == posterior.STANDARD_PRIOR
+    assert posterior.disclosed_prior(readme, "null_detect") == posterior.NULL_DETECT_PRIOR
 
 
 def test_missing_readme_table_is_a_clear_error(tmp_path: Path) -> None:

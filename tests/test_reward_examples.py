@@ -19,6 +19,7 @@ from causal_gym.families.null_detect import NullDetectSubmission
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.reward import estimand_score, score_submission
 from causal_gym.scoring.schemas import AteSubmission
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth, PublicTask, Task
@@ -84,6 +85,7 @@ def test_the_score_record_carries_every_loss_component() -> None:
         "narrow_penalty": pytest.approx(1.0, abs=EXACT),
         "loss": pytest.approx(1.5, abs=EXACT),
         "coverage": 1.0,
+        "reward_version": REWARD_VERSION,
     }
 
 

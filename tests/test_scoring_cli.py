@@ -9,6 +9,7 @@ import pytest
 
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
+from causal_gym.scoring.version import REWARD_VERSION
 from tests.conftest import FAMILIES, cached_task
 from tests.support.cli import causal_gym_cli as cli
 
@@ -31,7 +32,9 @@ def test_reference_then_score_matches_the_library(tmp_path: Path, family: str) -
     checked = validate_submission(public.family, answer, public.columns, public.estimands)
     expected = score_submission(task.hidden, checked.submission)
     assert record["reward"] == pytest.approx(expected.reward, rel=1e-12)
-    assert record["width_ratio"] == pytest.approx(1.0)
+    assert record["width_ratio"] == pytest.approx(expected.width_ratio, rel=1e-12)
+    assert 0.95 < record["width_ratio"] < 1.5  # the honest width over the task's anchor
+    assert record["reward_version"] == REWARD_VERSION
     for key in ("reward", "estimand_reward", "clipped_reward", "covered", "width_ratio"):
         assert key in record
     assert ("validity" in record) == (family == "adjustment")

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_POLICIES, Policy
 from causal_gym.audit.runner import scored_answer
 from causal_gym.errors import GenerationError
 from causal_gym.reference import probes
 from causal_gym.scoring.answer import episode_score
+from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import Tier
 from causal_gym.task import Task
 
@@ -49,6 +51,9 @@ class ExpertTaskAudit:
     linear_width_ratio: float
     prior_skill: float | None
     prior_reward: float | None
+    bayes_reward: float
+    leak_features: tuple[float, ...]
+    structural_null: bool
 
 
 def honest_view(task: Task) -> probes.Staged:
@@ -68,6 +73,7 @@ def audit_expert_task(task: Task, key_label: str) -> ExpertTaskAudit:
     scores = {name: episode_score(task, p(view)).reward for name, p in EXPERT_PROBES.items()}
     null_detect = ref.brier_skill is not None
     prior = scored_answer(task, probes.prior_only(view)) if null_detect else None
+    bayes = scored_answer(task, probes.bayes_prior(view))
     return ExpertTaskAudit(
         key=key_label,
         task_id=task.public.task_id,
@@ -86,4 +92,7 @@ def audit_expert_task(task: Task, key_label: str) -> ExpertTaskAudit:
         linear_width_ratio=linear.width_ratio,
         prior_skill=prior.brier_skill if prior else None,
         prior_reward=prior.reward if prior else None,
+        bayes_reward=bayes.reward,
+        leak_features=staged_features(task.public),
+        structural_null=task.hidden.effect_class is EffectClass.STRUCTURAL_NULL,
     )

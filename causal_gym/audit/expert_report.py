@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from causal_gym.audit import stats
 from causal_gym.audit.expert_audit import EXPERT_PROBES, ExpertTaskAudit
@@ -20,17 +21,27 @@ from causal_gym.audit.report import (
     DEMONSTRATION_LEVEL,
     Check,
     KeyRun,
+    Leakage,
     Model,
     Paired,
     WidthSweep,
     below_check,
     coverage_check,
+    knowledge_checks,
     materialized_checks,
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.summary import block_skill, family_frame, forecast_fields, reward_fields
+from causal_gym.audit.summary import (
+    block_skill,
+    family_frame,
+    forecast_fields,
+    null_leakage,
+    paired,
+    reward_fields,
+)
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.scoring.version import REWARD_VERSION
 
 LINEAR_COVERAGE_LIMIT = 0.6
 
@@ -73,6 +84,12 @@ class ExpertAuditReport(Model):
     prior: PriorBlocks | None
     checks: tuple[Check, ...]
     total_false_alarm: float
+    #: The reward version the audit scored with (1: reports made before versions).
+    reward_version: int = 1
+    #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
+    bayes_prior: dict[str, Paired] = Field(default_factory=dict)
+    #: Staged-only leakage of null_detect's structural nulls.
+    leakage: dict[str, Leakage] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -117,7 +134,13 @@ def summarize_expert(
         lambda _family: EXPERT_PROBES,
     )  # fmt: skip
     report["prior"] = prior_blocks(rows, list(fingerprints), per_family)
-    report["per_check_alpha"] = CONSISTENCY_BUDGET / (2 * len(groups))  # coverage, sweep
+    report["reward_version"] = REWARD_VERSION
+    report["bayes_prior"] = {
+        f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
+    }
+    report["leakage"] = null_leakage(groups.get("null_detect", []))
+    consistency = 2 * len(groups) + len(report["bayes_prior"]) + len(report["leakage"])
+    report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency  # coverage, sweep, knowledge
     report["checks"] = tuple(evaluate_expert_checks(report))
     report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))
     return ExpertAuditReport.model_validate(report)
@@ -159,5 +182,6 @@ def evaluate_expert_checks(report: dict[str, Any]) -> list[Check]:
                 false_alarm=0.0,
             )
         )
+    checks += knowledge_checks(report, alpha)
     checks.append(powered_check(checks))
     return checks

@@ -9,7 +9,9 @@ level is the 1% budget split over the checks that can fail by chance.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import math
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.audit import stats
 
@@ -99,6 +101,21 @@ class ThirdParty(Model):
     coverage: float
 
 
+class Leakage(Model):
+    """Cross-validated AUC of staged-only features for a hidden class (knowledge.py)."""
+
+    what: str  # "a structural null", ...
+    n_positive: int
+    n_negative: int
+    auc: float
+
+    @property
+    def chance_se(self) -> float:
+        """The SD of an uninformative score's AUC (Mann-Whitney)."""
+        n1, n0 = self.n_positive, self.n_negative
+        return math.sqrt((n0 + n1 + 1) / (12.0 * n0 * n1))
+
+
 class Check(Model):
     name: str
     test: str
@@ -123,6 +140,15 @@ class AuditReport(Model):
     #: Audited tasks of the expert tier (answered by flexible.py, anchored on the
     #: efficiency bound); 0 in reports made before the tier existed.
     expert_tasks: int = 0
+    #: The reward version the audit scored with (1: reports made before versions).
+    reward_version: int = 1
+    #: The bayes-prior probe minus honest, by family and "overall" (knowledge.py).
+    bayes_prior: dict[str, Paired] = Field(default_factory=dict)
+    #: Staged-only leakage of the hidden class, by family (null_detect's nulls).
+    leakage: dict[str, Leakage] = Field(default_factory=dict)
+    #: OLS without instruments and irrelevant columns minus honest (linear ate and
+    #: adjustment tasks): the anchor must not punish the more efficient analyst.
+    efficient_ols: dict[str, Paired] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -135,7 +161,8 @@ def consistency_checks(report: dict) -> int:
     bands = len([g for g in report["honest"] if "/" not in g])  # pooled groups only
     sweeps = len(report["width_sweep"])
     third = 2 * len([g for g in report["third_party"] if g != "overall"])
-    return coverage + bands + sweeps + third
+    knowledge = sum(len(report.get(k, {})) for k in ("bayes_prior", "leakage", "efficient_ols"))
+    return coverage + bands + sweeps + third + knowledge
 
 
 def _check(name: str, test: str, verdict: stats.Verdict) -> Check:
@@ -161,7 +188,20 @@ def materialized_checks(keys: tuple[KeyRun, ...]) -> list[Check]:
     ]
 
 
+#: Groups whose honest intervals cover at least, not exactly, 90%: null_detect's
+#: reference is the posterior's loss-optimal interval, widened to the width floor
+#: where the posterior is narrower (reference/posterior.py), so it covers more than
+#: its credible 90% (about 0.93 in simulation); "overall" holds those tasks too.
+AT_LEAST_COVERAGE = ("null_detect", "overall")
+
+
 def coverage_check(group: str, covered: int, n: int, alpha: float) -> Check:
+    if group.split("/")[0] in AT_LEAST_COVERAGE:
+        return _check(
+            f"coverage is at least {NOMINAL_COVERAGE} ({group})",
+            "one-sided exact binomial test",
+            stats.coverage_at_least(covered, n, NOMINAL_COVERAGE, alpha),
+        )
     return _check(
         f"coverage is {NOMINAL_COVERAGE} ({group})",
         "two-sided exact binomial test",
@@ -265,5 +305,18 @@ def evaluate_checks(report: dict) -> list[Check]:
                 stats.share_interval(third.covered, r.n, THIRD_PARTY_COVERAGE_BAND, alpha),
             )
         )
+    checks += knowledge_checks(report, alpha)
     checks.append(powered_check(checks))
+    return checks
+
+
+def knowledge_checks(report: dict, alpha: float) -> list[Check]:
+    """The Bayes probe's gain and the leakage checks (knowledge.py), any audit."""
+    from causal_gym.audit.knowledge import efficiency_check, gain_check, leakage_check
+
+    checks = [gain_check(g, gain, alpha) for g, gain in report.get("bayes_prior", {}).items()]
+    checks += [leakage_check(g, found, alpha) for g, found in report.get("leakage", {}).items()]
+    checks += [
+        efficiency_check(g, gap, alpha) for g, gap in report.get("efficient_ols", {}).items()
+    ]
     return checks

@@ -14,9 +14,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import (
     HACK_PROBES,
     SWEEP_POLICIES,
+    Staged,
+    bayes_prior,
+    fitted,
     honest,
     narrow_null,
     prior_only,
@@ -30,7 +34,7 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass, plan_task
-from causal_gym.task import Task
+from causal_gym.task import HiddenTruth, Task
 from causal_gym.task_id import EVAL_V1_FAMILIES, Namespace, TaskId
 
 Tick = Callable[[str], None]
@@ -62,9 +66,32 @@ class TaskAudit:
     prior_reward: float | None
     aipw_reward: float
     aipw_covered: bool
+    #: The bayes-prior probe's reward (what knowing the generator's effect sizes buys).
+    bayes_reward: float
+    #: knowledge.LEAKAGE_FEATURES of the staged files, and whether the effect is zero.
+    leak_features: tuple[float, ...]
+    structural_null: bool
+    #: OLS on the declared set minus its instruments and irrelevant columns, with its
+    #: own 90% interval (ate and adjustment, linear tiers): the more efficient analyst
+    #: the anchor must not punish (None elsewhere).
+    efficient_reward: float | None
     #: An expert-tier task (a fifth of these families' train tasks): its honest answer
     #: is flexible.py's, and the linear third-party analyst is not compared on it.
     expert: bool = False
+
+
+#: The families the efficient analyst is compared on (null_detect's honest answer is
+#: the posterior, not an interval it could be compared with).
+EFFICIENT_FAMILIES = ("ate", "adjustment")
+#: The roles an efficient analyst leaves out: they only take variance from T.
+_INEFFICIENT_ROLES = ("instrument", "irrelevant")
+
+
+def efficient_ols(view: Staged, truth: HiddenTruth) -> dict[str, object]:
+    """What an analyst who found the instruments and the irrelevant columns (a real
+    skill; the audit takes them from the hidden roles) answers: OLS without them."""
+    kept = tuple(c for c in truth.pre_treatment if truth.roles[c] not in _INEFFICIENT_ROLES)
+    return fitted(view, kept, list(kept))
 
 
 def scored_answer(task: Task, answer: dict[str, object]) -> ScoreRecord:
@@ -85,6 +112,10 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
     prior = scored_answer(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
     files = task.public.files
     aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
+    bayes = scored_answer(task, bayes_prior(view))
+    efficient = None
+    if task.public.tier.value != "expert" and task.public.family.value in EFFICIENT_FAMILIES:
+        efficient = scored_answer(task, efficient_ols(view, task.hidden)).reward
     return TaskAudit(
         key=key_label,
         task_id=task.public.task_id,
@@ -106,6 +137,10 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
         prior_reward=prior.reward if prior else None,
         aipw_reward=aipw.reward,
         aipw_covered=aipw.covered,
+        bayes_reward=bayes.reward,
+        leak_features=staged_features(task.public),
+        structural_null=null,
+        efficient_reward=efficient,
         expert=task.public.tier.value == "expert",
     )
 

@@ -49,6 +49,16 @@ def coverage_test(covered: int, n: int, nominal: float, alpha: float) -> Verdict
     )
 
 
+def coverage_at_least(covered: int, n: int, nominal: float, alpha: float) -> Verdict:
+    """One-sided: fails when k ~ Binomial(n, nominal) would be this low with
+    probability below alpha (for intervals whose design covers at least `nominal`)."""
+    lo = int(binom.ppf(alpha, n, nominal))  # smallest k with P(X <= k) >= alpha
+    rate = float(binom.cdf(lo - 1, n, nominal))
+    return Verdict(
+        covered >= lo, f"{covered / n:.4f} ({covered}/{n}); accept >= {lo / n:.4f}", rate
+    )
+
+
 def mean_in_band(
     mean: float, sd: float, n: int, band: tuple[float, float], alpha: float
 ) -> Verdict:

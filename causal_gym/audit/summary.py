@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from causal_gym.audit.knowledge import leakage
 from causal_gym.audit.policies import HACK_PROBES, SWEEP_LEVELS
 from causal_gym.audit.report import (
     CONSISTENCY_BUDGET,
@@ -16,6 +17,7 @@ from causal_gym.audit.report import (
     HackProbe,
     HonestSummary,
     KeyRun,
+    Leakage,
     NullNarrowProbe,
     Paired,
     PriorOnlyProbe,
@@ -26,6 +28,7 @@ from causal_gym.audit.report import (
 )
 from causal_gym.audit.runner import TaskAudit
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import EVAL_V1_FAMILIES as FAMILIES
 
 
@@ -160,6 +163,26 @@ def family_frame(
     return report, groups
 
 
+def efficient_gaps(families: dict[str, list[TaskAudit]]) -> dict[str, Paired]:
+    """Efficient OLS minus honest, per family, over the tasks that have it."""
+    gaps = {}
+    for family, members in families.items():
+        scored = [(r.efficient_reward, r.reward) for r in members if r.efficient_reward is not None]
+        if scored:
+            gaps[family] = paired([e for e, _ in scored], [h for _, h in scored])
+    return gaps
+
+
+def null_leakage(rows: Sequence[Any]) -> dict[str, Leakage]:
+    """null_detect's staged-only leakage check (rows carry `leak_features` and
+    `structural_null`), when the rows hold both classes."""
+    labels = [r.structural_null for r in rows]
+    if not any(labels) or all(labels):
+        return {}
+    found = leakage("a structural null", [r.leak_features for r in rows], labels)
+    return {"null_detect": found}
+
+
 def summarize(
     rows: list[TaskAudit],
     failed: dict[str, list[str]],
@@ -228,6 +251,12 @@ def summarize(
             for g, m in linear.items()
         },
         "expert_tasks": sum(r.expert for r in rows),
+        "reward_version": REWARD_VERSION,
+        "bayes_prior": {
+            g: paired([r.bayes_reward for r in m], [r.reward for r in m]) for g, m in pooled.items()
+        },
+        "leakage": null_leakage(nd),
+        "efficient_ols": efficient_gaps(families),
     }
     report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency_checks(report)
     checks = evaluate_checks(report)

@@ -79,9 +79,10 @@ class FamilySpec(ABC):
     #: Staged rows are the tier's draw times this factor (per-level estimands need more).
     rows_factor: ClassVar[float] = 1.0
     #: The sandbox-kit files (causal_gym/reference/) its reference analysis runs from:
-    #: analyst.py alone for one ATE from data.csv; estimands.py beside it for several
+    #: analyst.py with flexible.py (the expert tier) and posterior.py (null_detect's
+    #: posterior) for one ATE from data.csv; estimands.py beside analyst.py for several
     #: estimands or several files (then its probes are in estimand_probes.py).
-    reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py", "flexible.py")
+    reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py", "flexible.py", "posterior.py")
 
     @property
     def multi_estimand(self) -> bool:

@@ -40,8 +40,6 @@ from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Role, Scm, Timing
 from causal_gym.scm.sample import sample_clean
 
 ANCHOR_DRAWS = 50_000
-#: The interval score's level on expert tasks (scoring/reward.py says why).
-EXPERT_INTERVAL_ALPHA = 0.10
 
 
 def _latent_residual_variance(scm: Scm, latent: str) -> float:

@@ -18,11 +18,8 @@ from types import MappingProxyType
 from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
 from causal_gym.families.registry import family_spec
-from causal_gym.generate.efficiency import (
-    EXPERT_INTERVAL_ALPHA,
-    anchor_width,
-    efficiency_bound,
-)
+from causal_gym.generate.efficiency import anchor_width, efficiency_bound
+from causal_gym.generate.ols_anchor import ols_anchor
 from causal_gym.generate.solvability import (
     Z,
     check_expert_solvability,
@@ -37,7 +34,9 @@ from causal_gym.scm.certify import certify
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
 from causal_gym.scm.nonlinear import centered
 from causal_gym.scm.sample import sample_clean
+from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
 from causal_gym.scoring.schemas import submission_json_schema
+from causal_gym.spec.effects import effect_prior
 from causal_gym.spec.plan import TaskPlan, plan_task
 from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.splits.manifest import frozen_rows
@@ -147,9 +146,10 @@ def _stage_single(
     streams: TaskStreams,
     ate: float,
 ) -> _Staged | Rejection:
-    """Staging and solvability for the seed's families (one ATE, one file). An expert
-    task's reward anchor is the efficiency bound (generate/efficiency.py), not the
-    reference's own width."""
+    """Staging and solvability for the seed's families (one ATE, one file). The reward
+    anchor is a property of the task, not the reference's own width: the efficiency
+    bound on an expert task (generate/efficiency.py), the optimal valid OLS's width on
+    the linear tiers (generate/ols_anchor.py); both score the proper 90% interval."""
     family = plan.task_id.family
     expert = scm.nonlinear is not None
     if expert and out_of_bounds(messy, naming):
@@ -164,6 +164,7 @@ def _stage_single(
         messy.coding,
         submission_json_schema(family),
         nonlinear=expert,
+        effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
     )
     readme = render_readme(facts, streams.prompt)
     if expert:
@@ -179,18 +180,20 @@ def _stage_single(
             reference_se=None,
             reference_width=checked.width,
             scale=checked.scale,
-            interval_alpha=EXPERT_INTERVAL_ALPHA,
+            interval_alpha=PROPER_INTERVAL_ALPHA,
         )
     else:
         solvable = check_solvability(csv_bytes, readme)
         if not solvable.ok:
             return Rejection(0, solvable.reasons)
+        anchor = ols_anchor(scm, naming.marginals, streams.anchor)
         estimand = Estimand(
             value=ate,
             reference_estimate=solvable.fit.estimate,
             reference_se=solvable.fit.se,
-            reference_width=solvable.reference_width,
+            reference_width=anchor.width(solvable.fit.n_used),
             scale=solvable.scale,
+            interval_alpha=PROPER_INTERVAL_ALPHA,
         )
     files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
     return _Staged(files, facts, {"ate": estimand})
@@ -201,7 +204,8 @@ def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
     their exact means under the roots' marginals, which naming chooses."""
     spec = TIER_SPECS[plan.tier]
     expert = plan.tier is Tier.EXPERT
-    scm = build_scm(spec, plan.task_id.family, plan.effect_class, streams.scm, expert=expert)
+    prior = effect_prior(plan.effect_class, plan.generator_version)
+    scm = build_scm(spec, plan.task_id.family, prior, streams.scm, streams.effect, expert=expert)
     naming = name_columns(scm, streams.naming)
     if scm.nonlinear is not None:
         scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
@@ -218,7 +222,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
     certificate = certify(
         scm,
-        plan.effect_class,
+        effect_prior(plan.effect_class, plan.generator_version),
         sample.propensity,
         sample.columns[TREATMENT_ID],
         confounded=shape.hidden_confounder(plan.effect_class)

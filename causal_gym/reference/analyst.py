@@ -36,6 +36,8 @@ LEVEL = 0.90
 Z = 1.6448536269514722
 OUTLIER_CUTOFF = 6.0
 MAD_TO_SD = 1.4826
+#: The cheap effect-probability rule the probes keep (the reference's under reward
+#: version 1): 0.25 when the 90% interval holds zero, else 0.95.
 NULL_PROBABILITY_IF_ZERO_INSIDE = 0.25
 NULL_PROBABILITY_IF_ZERO_OUTSIDE = 0.95
 
@@ -240,6 +242,18 @@ def honest_fit(staged: pd.DataFrame, dictionary: DataDictionary) -> ReferenceFit
 
 
 def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[str, object]:
+    """The fit's 90% interval; on `null_detect` the posterior answer under the
+    disclosed prior instead (posterior.py says why: with 7 in 20 effects exactly
+    zero, the calibrated interval is not the optimum, the posterior is)."""
+    if dictionary.family == "null_detect":
+        try:  # inside the package
+            from causal_gym.reference.posterior import NULL_DETECT_PRIOR, posterior_answer
+        except ImportError:  # copied into a sandbox next to posterior.py
+            from posterior import (  # type: ignore[import-not-found,no-redef]
+                NULL_DETECT_PRIOR,
+                posterior_answer,
+            )
+        return dict(posterior_answer(NULL_DETECT_PRIOR, fit.estimate, fit.se, fit.width))
     answer: dict[str, object] = {
         "estimate": fit.estimate,
         "ci_lower": fit.ci_lower,
@@ -247,11 +261,6 @@ def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[
     }
     if dictionary.family == "adjustment":
         answer["adjustment_set"] = list(dictionary.pre_treatment)
-    elif dictionary.family == "null_detect":
-        zero_inside = fit.ci_lower <= 0.0 <= fit.ci_upper
-        answer["effect_probability"] = (
-            NULL_PROBABILITY_IF_ZERO_INSIDE if zero_inside else NULL_PROBABILITY_IF_ZERO_OUTSIDE
-        )
     return answer
 
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 try:  # inside the package
-    from causal_gym.reference import analyst
+    from causal_gym.reference import analyst, posterior
 except ImportError:  # copied into a sandbox next to analyst.py
     import analyst  # type: ignore[no-redef]
+    import posterior  # type: ignore[no-redef,import-not-found]
 
 EFFECT_PRIOR = 13 / 20
 HUGE_INTERVAL_SCALES = 10.0
@@ -31,6 +32,8 @@ class Staged:
     frame: object  # pandas.DataFrame
     scale: float
     reference: analyst.ReferenceFit
+    #: The effect-size prior the README and the generator disclose (posterior.py).
+    effect_prior: posterior.Prior
 
     @classmethod
     def parse(cls, csv_bytes: bytes, readme_text: str, linear: bool = False) -> Staged:
@@ -44,6 +47,7 @@ class Staged:
             frame,
             analyst.outcome_scale(frame, dictionary.outcome),
             fit(frame, dictionary),
+            posterior.disclosed_prior(readme_text, dictionary.family),
         )
 
     @classmethod
@@ -97,9 +101,7 @@ def at_level(staged: Staged, level: float) -> dict[str, object]:
     )
 
 
-def _fitted(
-    staged: Staged, covariates: tuple[str, ...], adjustment: list[str]
-) -> dict[str, object]:
+def fitted(staged: Staged, covariates: tuple[str, ...], adjustment: list[str]) -> dict[str, object]:
     fit = analyst.fit_reference(staged.frame, staged.dictionary, covariates)
     answer = interval(fit.estimate, analyst.Z * fit.se)
     return with_family(answer, staged, adjustment, probability_from(answer))
@@ -107,20 +109,20 @@ def _fitted(
 
 def diff_in_means(staged: Staged) -> dict[str, object]:
     """Cleans the data like the reference but adjusts for nothing."""
-    return _fitted(staged, (), [])
+    return fitted(staged, (), [])
 
 
 def post_treatment(staged: Staged) -> dict[str, object]:
     """Adjusts for every column it can, post-treatment ones included."""
     columns = staged.dictionary.pre_treatment + staged.dictionary.post_treatment
-    return _fitted(staged, columns, list(columns))
+    return fitted(staged, columns, list(columns))
 
 
 def linear_ols(staged: Staged) -> dict[str, object]:
     """Adjusted OLS on every declared pre-treatment column: the honest reference of a
     linear task, and on an expert task the method the tier exists to punish."""
     columns = staged.dictionary.pre_treatment
-    return _fitted(staged, columns, list(columns))
+    return fitted(staged, columns, list(columns))
 
 
 def constant_zero(staged: Staged) -> dict[str, object]:
@@ -155,8 +157,21 @@ def prior_only(staged: Staged) -> dict[str, object]:
     return {**honest(staged), "effect_probability": EFFECT_PRIOR}
 
 
+def bayes_prior(staged: Staged) -> dict[str, object]:
+    """What knowing the generator is worth: the posterior answer (posterior.py) under
+    the effect sizes the public source discloses, from the reference's estimate and
+    standard error. On null_detect that is the honest reference itself."""
+    if staged.dictionary.family == "null_detect":
+        return honest(staged)
+    fit = staged.reference
+    answer = posterior.posterior_answer(staged.effect_prior, fit.estimate, fit.se, fit.width)
+    del answer["effect_probability"]
+    return with_family(dict(answer), staged, list(staged.dictionary.pre_treatment), EFFECT_PRIOR)
+
+
 PROBES = {
     "honest": honest,
+    "bayes-prior": bayes_prior,
     "diff-in-means": diff_in_means,
     "post-treatment": post_treatment,
     "linear-ols": linear_ols,

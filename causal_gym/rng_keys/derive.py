@@ -29,6 +29,7 @@ STREAM_NAMES: tuple[str, ...] = (
     "prompt",
     "trial",
     "anchor",
+    "effect",
 )
 
 
@@ -45,7 +46,8 @@ def generator_from_digest(digest: bytes) -> np.random.Generator:
 class TaskStreams:
     """The generators of one generation attempt of one task (`trial`: obs_vs_rct's
     randomized trial, its size, sample and mess; `anchor`: the expert tier's Monte
-    Carlo for its reward anchor; each unused by the other families)."""
+    Carlo for its reward anchor, the linear tiers' too; `effect`: generator version 3's
+    effect-size hyperprior)."""
 
     scm: np.random.Generator
     data: np.random.Generator
@@ -54,6 +56,7 @@ class TaskStreams:
     prompt: np.random.Generator
     trial: np.random.Generator
     anchor: np.random.Generator
+    effect: np.random.Generator
 
 
 def task_root(key: DerivationKey, task_id: TaskId) -> bytes:

@@ -16,7 +16,8 @@ import numpy as np
 from causal_gym.families.registry import family_spec
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
 from causal_gym.scm.nonlinear import draw_nonlinearity
-from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
+from causal_gym.spec.effects import EffectPrior
+from causal_gym.spec.plan import EffectClass
 from causal_gym.spec.tiers import TierSpec
 from causal_gym.task_id import Family
 
@@ -114,13 +115,16 @@ def _root_kinds(n_roots: int, counts: RoleCounts, rng: np.random.Generator) -> l
 def build_scm(
     spec: TierSpec,
     family: Family,
-    effect: EffectClass,
+    prior: EffectPrior,
     rng: np.random.Generator,
+    effect_rng: np.random.Generator,
     expert: bool = False,
 ) -> Scm:
-    """`expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else
-    so the linear part is the one a non-expert task of the same tier would draw."""
-    scm = _linear_scm(spec, family, effect, rng)
+    """`prior` draws the effect (spec/effects.py; `effect_rng` is its own stream).
+    `expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else so
+    the linear part is the one a non-expert task of the same tier would draw."""
+    effect = prior.effect
+    scm = _linear_scm(spec, family, prior, rng, effect_rng)
     if not expert:
         return scm
     sources = [
@@ -135,8 +139,13 @@ def build_scm(
 
 
 def _linear_scm(
-    spec: TierSpec, family: Family, effect: EffectClass, rng: np.random.Generator
+    spec: TierSpec,
+    family: Family,
+    prior: EffectPrior,
+    rng: np.random.Generator,
+    effect_rng: np.random.Generator,
 ) -> Scm:
+    effect = prior.effect
     counts = draw_counts(spec, family, rng)
     b = _Builder(rng)
 
@@ -219,9 +228,8 @@ def _linear_scm(
     if hidden is not None:  # strong, so that the bias it causes is material
         b.link(hidden, TREATMENT_ID, b.signed(1.0, 1.5))
 
-    low, high = EFFECT_MAGNITUDE[effect]
     is_null = effect is EffectClass.STRUCTURAL_NULL
-    target = 0.0 if is_null else b.signed(low, high)
+    target = prior.draw(rng, effect_rng)
     mediated = 0.0
     mediator_links: list[tuple[str, float]] = []
     for i in range(counts.mediators):

@@ -15,7 +15,8 @@ import numpy as np
 
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
-from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
+from causal_gym.spec.effects import EffectPrior
+from causal_gym.spec.plan import EffectClass
 
 #: At most this share of rows may sit on the clipped edge of the propensity band.
 MAX_CLIPPED_SHARE = 0.10
@@ -37,7 +38,7 @@ class Certificate:
 
 def certify(
     scm: Scm,
-    effect: EffectClass,
+    prior: EffectPrior,
     propensity: np.ndarray,
     treatment: np.ndarray,
     confounded: bool | None = None,
@@ -76,11 +77,7 @@ def certify(
     if not np.isfinite(ate):
         reasons.append("true ATE is not finite")
     has_path = nx.has_path(graph, TREATMENT_ID, OUTCOME_ID)
-    if effect is EffectClass.STRUCTURAL_NULL:
-        if has_path or ate != 0.0:
-            reasons.append("the effect is not the planned one")
-    else:
-        lo, hi = EFFECT_MAGNITUDE[effect]
-        if not has_path or not lo <= abs(ate) <= hi:
-            reasons.append("the effect is not the planned one")
+    planned_path = prior.effect is not EffectClass.STRUCTURAL_NULL
+    if has_path != planned_path or not prior.admits(float(ate)):
+        reasons.append("the effect is not the planned one")
     return Certificate(ate=float(ate), reasons=tuple(reasons))

@@ -10,6 +10,7 @@ from typing import Any
 
 from causal_gym.scoring.reward import ScoreRecord, score_submission
 from causal_gym.scoring.validate import Accepted, validate_submission
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth, Task
 
@@ -56,8 +57,10 @@ class EpisodeScore(Sealed):
 
     def fields(self) -> dict[str, Any]:
         """Flat score fields for a record or metrics: `submitted`, `reward`,
-        `clipped_reward` always, the score components when there was a submission."""
+        `clipped_reward` and the reward version always, the score components when
+        there was a submission."""
         base: dict[str, Any] = {
+            "reward_version": REWARD_VERSION,
             "submitted": self.submitted,
             "reward": self.reward,
             "clipped_reward": self.clipped_reward,

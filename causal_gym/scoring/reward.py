@@ -1,16 +1,22 @@
 """The calibrated reward: a pure function of (hidden truth, validated submission).
 
-Interval loss W is the interval score at the 88% level; adding |estimate - truth| and
-a penalty of 2 per unit of width below the reference width r makes the expected loss
-of a centred interval smallest at exactly width r, which is the honest 90% width on
-the staged data. So no level other than 90% pays, and the audit checks that it
-does not. Dividing by the observable scale s makes rewards comparable across tasks.
+The loss of an interval [l, u] with estimate m is the interval score W at level
+alpha (width plus 2/alpha times any miss), plus |m - truth|, plus a penalty of 2 per
+unit of width below an anchor r; dividing by the observable scale s makes rewards
+comparable across tasks.
 
-The expert tier anchors r on the hidden SCM instead (its efficiency bound, which no
-honest interval's 90% width falls below), so the kink at r cannot place the optimum
-there; its estimands carry `interval_alpha` 0.10, the proper interval score of a
-90% interval, whose expected value is smallest at an analyst's own calibrated 90%
-interval. The kink then only punishes claiming more precision than the bound allows.
+r is a property of the task wherever the task allows it (reward version 2,
+scoring/version.py): the efficiency bound on the expert tier, the width of OLS on the
+optimal valid adjustment set on the seed families' linear tiers, neither of which any
+honest interval's 90% width falls below. Those estimands carry alpha 0.10, the proper
+interval score of a 90% interval, whose expected value is smallest at an analyst's
+own calibrated 90% interval, so a more efficient analyst earns its narrower interval;
+the kink only punishes claiming more precision than the task allows.
+
+The multi-estimand families keep version 1's design: r is the reference's own 90%
+width and W is scored at the 88% level, which with the kink puts the expected loss of
+a centred interval at its minimum at exactly width r. The audits check that no other
+level pays, on every family.
 """
 
 from __future__ import annotations
@@ -23,10 +29,14 @@ from pydantic import BaseModel
 
 from causal_gym.families.null_detect import EFFECT_PRIOR
 from causal_gym.families.registry import family_spec
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth
 
+#: The level of W where r is the reference's own width (the multi-estimand families).
 INTERVAL_SCORE_ALPHA = 0.12
+#: The proper level of a 90% interval, where r is a property of the task.
+PROPER_INTERVAL_ALPHA = 0.10
 MISS_PENALTY = 2.0 / INTERVAL_SCORE_ALPHA
 NARROW_PENALTY = 2.0
 SCALE_FLOOR = 1e-6
@@ -66,6 +76,8 @@ class ScoreRecord(Sealed):
     components: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     #: Each estimand's own score (one entry, "ate", for the seed's families).
     estimands: Mapping[str, EstimandScore] = field(default_factory=lambda: MappingProxyType({}))
+    #: The reward version that scored it (scoring/version.py).
+    reward_version: int = REWARD_VERSION
 
     @property
     def validity(self) -> float | None:

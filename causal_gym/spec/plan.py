@@ -52,6 +52,8 @@ class TaskPlan:
     base_rows: int
     staged_rows: int
     effect_class: EffectClass
+    #: The generator version that draws the task (generate/version.py).
+    generator_version: int
 
     def __post_init__(self) -> None:
         if self.staged_rows < 200:
@@ -128,4 +130,7 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
         rows = jittered_rows(base_rows, jitter)
     else:
         rows = base_rows
-    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id))
+    from causal_gym.generate.version import generator_version  # (generate imports plan)
+
+    version = generator_version(task_id.namespace.value)
+    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id), version)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from causal_gym.errors import CausalGymError
 from causal_gym.generate.pipeline import generate_task
-from causal_gym.generate.version import GENERATOR_VERSION
+from causal_gym.generate.version import generator_version
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.spec.plan import plan_task
 from causal_gym.splits.manifest import (
@@ -49,7 +49,7 @@ def build_manifest(key: DerivationKey, tick: Tick | None = None, split: str = EV
             tick(task_id)
     return Manifest(
         split=split,  # type: ignore[arg-type]  # split_ids checked it
-        generator_version=GENERATOR_VERSION,
+        generator_version=generator_version(split),
         key_fingerprint=key.fingerprint,
         counts=split_counts(split),
         tasks=tuple(entries),
@@ -72,10 +72,12 @@ def verify_entries(
     key: DerivationKey,
     tick: Tick | None = None,
 ) -> list[Mismatch]:
-    if manifest.generator_version != GENERATOR_VERSION:
+    own = generator_version(manifest.split)
+    if manifest.generator_version != own:
         raise GeneratorVersionError(
             f"{manifest.split} was frozen by generator version {manifest.generator_version}; "
-            f"this is version {GENERATOR_VERSION}: its tasks differ by design (CHANGELOG.md)"
+            f"this causal-gym generates it with version {own}: its tasks differ by design "
+            "(CHANGELOG.md)"
         )
     if key.fingerprint != manifest.key_fingerprint:
         raise ManifestKeyError(

@@ -61,6 +61,8 @@ class ReadmeFacts:
     declared: dict[str, str] = field(default_factory=dict)
     #: The expert tier: the README warns that relationships may be nonlinear.
     nonlinear: bool = False
+    #: Generator version 3's effect-size prior, disclosed (ate and adjustment tasks).
+    effect_sizes: bool = False
 
 
 def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
@@ -104,6 +106,18 @@ def _family_section(family: Family) -> list[str]:
     else:
         shared = "Report a 90% interval for each effect (`ci_lower` <= `ci_upper`)."
     return [shared, *spec.readme_lines()]
+
+
+def effect_size_line(outcome: str) -> str:
+    """The disclosed effect-size prior (spec/effects.py); reference/probes.py reads
+    its numbers back."""
+    from causal_gym.spec.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
+
+    return (
+        f"Effect size: the true ATE was drawn uniformly between -A and A (in units of "
+        f"`{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
+        f"{HALF_WIDTH_HIGH:g}."
+    )
 
 
 def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
@@ -197,6 +211,8 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
             f"the effect differs between {theme.unit}s may all be nonlinear.",
         ]
     lines += _family_section(facts.family)
+    if facts.effect_sizes:
+        lines.append(effect_size_line(outcome.name))
     lines += [
         "",
         "Submit exactly one JSON object matching this schema with the `submit_answer` "

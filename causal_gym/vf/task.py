@@ -125,6 +125,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
         values = self._score(trace).fields()
         metrics = {"invalid_attempts": float(trace.info.get("invalid_attempts", 0))}
         for name in (
+            "reward_version",
             "submitted",
             "clipped_reward",
             "estimand_reward",

@@ -14,9 +14,11 @@ from orchestrator.agents.scripted import (
 from orchestrator.errors import OrchestratorError
 
 #: The seed families' probes (constant and narrow answer every family; linear-ols is
-#: the honest reference on linear tasks and the expert tier's foil), then the
+#: the honest reference on linear tasks and the expert tier's foil; bayes-prior is
+#: the posterior under the generator's disclosed effect sizes), then the
 #: multi-estimand families' own (reference/estimand_probes.py).
 PROBE_AGENTS = (
+    "bayes-prior",
     "diff-in-means",
     "post-treatment",
     "linear-ols",

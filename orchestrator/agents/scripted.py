@@ -88,13 +88,12 @@ class ProbePolicy(ScriptedAnalysisPolicy):
     (estimand_probes.py), by the task's family. A probe that does not answer the
     task's family exits with a message and the agent gives up."""
 
-    files: tuple[str, ...] = ("analyst.py", "flexible.py", "probes.py")
-
     def __init__(self, probe: str) -> None:
         self.name = probe
         self.command = f"python probes.py /workspace --probe {probe}"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
+        self.files = (*family_spec(task.family).reference_kit, "probes.py")
         if family_spec(task.family).multi_estimand:
             self.files = (*family_spec(task.family).reference_kit, "estimand_probes.py")
             self.command = f"python estimand_probes.py /workspace --probe {self.name}"

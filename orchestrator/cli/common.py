@@ -56,7 +56,7 @@ app = typer.Typer(
 EXIT_BAD_INPUT = 2
 #: Written out (not imported from the loader) so `--help` loads no agent code.
 AGENT_HELP = (
-    "openai, reference, diff-in-means, post-treatment, linear-ols, constant, narrow, "
+    "openai, reference, bayes-prior, diff-in-means, post-treatment, linear-ols, constant, narrow, "
     "pooled-for-every-level, per-level-difference-in-means, total-as-direct, "
     "mediator-as-confounder, observational-only, trial-only, always-biased, escape, "
     "simulated:TURN_SECONDS:TURNS or python:PATH_OR_MODULE:ClassName."

@@ -87,6 +87,7 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
             "valid_submission": float(score is not None and score.valid),
             "invalid_attempts": session.invalid_attempts,
             "turns": self.turns,
+            **({"reward_version": score.reward_version} if score is not None else {}),
             **({"family": score.family} if score is not None else {}),
         }
 

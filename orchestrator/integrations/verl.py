@@ -166,6 +166,7 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
             "valid_submission": float(score is not None and score.valid),
             "invalid_attempts": float(session.invalid_attempts),
             "tool_calls": float(session.tool_calls),
+            **({"reward_version": float(score.reward_version)} if score is not None else {}),
         }
         return AgentLoopOutput(
             prompt_ids=ids[: len(ids) - len(mask)],

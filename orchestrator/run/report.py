@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from causal_gym.families.registry import family_spec
+from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
 from causal_gym.task_id import EVAL_V1_FAMILIES, FAMILIES
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import dump_json, save_figure, write_atomically
@@ -52,6 +53,16 @@ def _timing(records: list[ScoredEpisode]) -> dict[str, dict[str, float]]:
     return timing
 
 
+def reward_version(records: Sequence[ScoredEpisode], default: int = REWARD_VERSION) -> int:
+    """The one reward version the records were scored with (`default` for none):
+    rewards of two versions are different quantities, never averaged together."""
+    versions = {r.reward_version for r in records}
+    if len(versions) > 1:
+        listed = ", ".join(str(v) for v in sorted(versions))
+        raise ValueError(f"the records mix reward versions {listed}: report them apart")
+    return versions.pop() if versions else default
+
+
 def summarize(records: list[ScoredEpisode], meta: dict[str, Any]) -> dict[str, Any]:
     final = [r for r in records if r.final]
     classes: dict[str, int] = {}
@@ -62,6 +73,7 @@ def summarize(records: list[ScoredEpisode], meta: dict[str, Any]) -> dict[str, A
     covered = [_coverage(r) for r in final if r.covered is not None]
     return {
         **meta,
+        "reward_version": reward_version(records, meta.get("reward_version", REWARD_VERSION)),
         "episodes": len(final),
         "attempts": len(records),
         "mean_reward": _mean([r.reward for r in final]),
@@ -114,6 +126,11 @@ def has_expert(summaries: list[dict[str, Any]]) -> bool:
 TOOL_CHOICE_COLUMN = "Tool choice"
 
 
+#: The reward version each row was scored with (scoring/version.py); a summary from
+#: before versions existed shows 1.
+REWARD_COLUMN = "Reward version"
+
+
 def has_tool_choice(summaries: list[dict[str, Any]]) -> bool:
     return any(s.get("tool_choice") for s in summaries)
 
@@ -123,8 +140,8 @@ def baseline_header(families: list[str], expert: bool = False, tools: bool = Fal
     tier = [EXPERT_COLUMN] if expert else []
     choice = [TOOL_CHOICE_COLUMN] if tools else []
     columns = ["Model", "Provider", *choice, "Sample", "n", "Mean reward", *labels, *tier,
-               "Coverage"]  # fmt: skip
-    text = len(columns) - (3 + len(labels) + len(tier))  # left-aligned: up to Sample
+               "Coverage", REWARD_COLUMN]  # fmt: skip
+    text = len(columns) - (4 + len(labels) + len(tier))  # left-aligned: up to Sample
     return (
         "| " + " | ".join(columns) + " |\n|" + " --- |" * text
         + " ---: |" * (len(columns) - text)
@@ -147,6 +164,7 @@ def baseline_row(
         *(_cell(by_family.get(f, {}).get("mean_reward")) for f in families),
         *(tier if expert else []),
         _cell(summary["coverage"]),
+        str(summary.get("reward_version", UNVERSIONED)),
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -168,7 +186,8 @@ def render_markdown(summary: dict[str, Any]) -> str:
         f"# causal-gym run {summary['run_id']}",
         "",
         f"Agent `{summary['agent']}` on `{summary['sample']}` in the `{summary['sandbox']}` "
-        f"sandbox; key fingerprint `{summary['key_fingerprint']}`."
+        f"sandbox; key fingerprint `{summary['key_fingerprint']}`; reward version "
+        f"{summary.get('reward_version', UNVERSIONED)}."
         + (
             f" Tool choice `{summary['tool_choice']}` (see the README's agent section: a "
             "forced call changes what a score means)."

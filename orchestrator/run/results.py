@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from causal_gym.scoring.version import UNVERSIONED
 from orchestrator.errors import OrchestratorError
 
 RUN_FILE = "run.json"
@@ -55,6 +56,8 @@ class RunIdentity(BaseModel):
     key_fingerprint: str
     task_ids: tuple[str, ...]
     config: dict[str, Any]
+    #: The reward version the run scores with; a run.json without one is version 1's.
+    reward_version: int = UNVERSIONED
 
 
 def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
@@ -84,6 +87,13 @@ def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
                 f"--out {out} holds run {existing.run_id} with a different configuration, key "
                 "or task list: --resume needs the same command (only --concurrency, "
                 "--address and the display may change)"
+            )
+        if existing.reward_version != identity.reward_version:
+            raise RunFolderError(
+                f"--out {out} holds run {existing.run_id}, scored with reward version "
+                f"{existing.reward_version}; this causal-gym scores with version "
+                f"{identity.reward_version}, and one report never mixes them: start a new "
+                "run in another folder (the old one still reports its own version)"
             )
         return existing
     if out.exists() and any(out.iterdir()):

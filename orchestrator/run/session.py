@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from causal_gym.rng_keys.keys import DerivationKey
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import FAMILIES
 from orchestrator.agents.loader import check_agent_loads
 from orchestrator.run.cluster import connect, disconnect
@@ -72,6 +73,7 @@ def execute(
         key_fingerprint=key.fingerprint,
         task_ids=tuple(task_ids),
         config=config.describe(),
+        reward_version=REWARD_VERSION,
     )
     check_agent_loads(config.agent, (key.raw.hex(),))
     identity = check_folder(config.out, identity, resume)
@@ -146,5 +148,6 @@ def execute(
         "tool_choice": config.openai.tool_choice if config.openai else None,
         "key_fingerprint": key.fingerprint,
         "config_digest": identity.config_digest,
+        "reward_version": identity.reward_version,
     }
     return write_outputs(records, meta, Path(config.out)), Path(config.out)

@@ -245,6 +245,7 @@ def _rollout(wire: TaskWire, version: int, result: EpisodeResult, score: StreamS
         family=score.family,
         policy_version=version,
         status=result.status.value,
+        reward_version=score.reward_version,
         reward=score.reward,
         clipped_reward=score.clipped_reward,
         components=score_components(score.model_dump()),

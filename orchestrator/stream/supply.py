@@ -28,6 +28,7 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
+from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task import HiddenTruth
 from orchestrator.run.head_key import load_key_file, write_key_to
 from orchestrator.stream.errors import StreamError
@@ -122,6 +123,7 @@ class TaskSupply:
             errors=tuple(errors),
             reward=score.reward,
             clipped_reward=score.clipped_reward,
+            reward_version=REWARD_VERSION,
             family=kept.truth.family.value,
             **score_components(score.fields()),
         )

@@ -59,6 +59,8 @@ class StreamScore(_Wire):
     valid: bool
     errors: tuple[str, ...] = ()
     family: str
+    #: The reward version that scored it (causal_gym/scoring/version.py).
+    reward_version: int = Field(ge=1)
     reward: float
     clipped_reward: float
     estimand_reward: float | None = None
@@ -84,6 +86,7 @@ class Rollout(_Wire):
     family: str
     policy_version: int
     status: str
+    reward_version: int = Field(ge=1)
     reward: float
     clipped_reward: float
     components: dict[str, float | bool | None]
