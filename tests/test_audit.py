@@ -15,6 +15,7 @@ from scipy.stats import binom
 
 from causal_gym.audit import stats
 from causal_gym.audit.report import FALSE_ALARM_BUDGET, AuditReport, evaluate_checks
+from causal_gym.scoring.version import REWARD_VERSION
 from tests.support.audit_checks import assert_only_this_check_fails, parts
 from tests.support.cli import causal_gym_cli
 
@@ -56,6 +57,12 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
     assert len({k.fingerprint for k in report.keys}) == len(labels)
     assert report.per_family >= 400
     assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
+    assert report.reward_version == REWARD_VERSION
+    # what knowing the generator is worth, what staged metadata tells, and the more
+    # efficient analyst: measured in every family they apply to
+    assert set(report.bayes_prior) == {"ate", "adjustment", "null_detect", "overall"}
+    assert set(report.leakage) == {"null_detect"}
+    assert set(report.efficient_ols) == {"ate", "adjustment"}
     recomputed = evaluate_checks(parts(report))
     assert [c.model_dump() for c in recomputed] == [c.model_dump() for c in report.checks]
     failing = [c.name for c in recomputed if not c.passed]

@@ -17,6 +17,7 @@ from causal_gym.audit.expert_report import (
     evaluate_expert_checks,
 )
 from causal_gym.audit.report import FALSE_ALARM_BUDGET
+from causal_gym.scoring.version import REWARD_VERSION
 from orchestrator.run.report import EXPERT_COLUMN, baseline_table
 from tests.support.audit_checks import (
     assert_only_this_check_fails,
@@ -38,7 +39,9 @@ def committed() -> ExpertAuditReport:
 def test_committed_report_passes_its_checks_when_recomputed() -> None:
     report = committed()
     assert report.keys[0].label == "default" and len(report.keys) >= 3
-    assert report.namespace == "eval-expert-v1" and report.per_family >= 200
+    # the expert tier as streams serve it (train, generator 3), 600 tasks per family
+    assert report.namespace == "train" and report.per_family * len(report.keys) >= 600
+    assert report.reward_version == REWARD_VERSION
     assert tuple(report.families) == FAMILIES
     assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
     recomputed = evaluate_expert_checks(parts(report))
@@ -51,7 +54,8 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
         assert set(report.hack_probes[family]) >= {"linear_ols", "diff_in_means"}
         # the bound is what no analyst beats: the reference's width sits above it
         assert s.mean_width_ratio > 1.0, family
-    assert report.prior is not None and report.prior.max_abs_block_skill < 1e-9
+    assert report.prior is None  # no whole blocks of 20 in a keyed fifth of the ids
+    assert set(report.bayes_prior) == set(FAMILIES) and set(report.leakage) == {"null_detect"}
     for suffix in ("width_sweep", "coverage", "rewards"):
         png = COMMITTED.with_name(f"audit_report_expert_{suffix}.png")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -118,7 +122,7 @@ def test_bad_expert_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
     mixed = causal_gym_cli(
         "audit", "--families", "eval-expert-v1", "--namespace", "eval-v1", "--out", out
     )
-    assert mixed.returncode == 2 and "drop --namespace" in mixed.stderr
+    assert mixed.returncode == 2 and "audits train or eval-expert-v1 tasks" in mixed.stderr
     assert not (tmp_path / "a.json").exists()
 
 

@@ -501,7 +501,7 @@ def test_a_client_without_ray_pulls_and_scores(
 
 def test_the_openapi_schema_is_versioned_and_committed(streams: dict[str, Stream]) -> None:
     served = httpx.get(streams["alpha"].url + "/openapi.json", timeout=30).json()
-    assert served["info"]["version"] == "1.1.0"  # 1.1: group pulls (additive)
+    assert served["info"]["version"] == "1.2.0"  # 1.1: group pulls; 1.2: reward_version
     assert all(path.startswith("/v1/") for path in served["paths"])
     committed = json.loads((REPO / "docs" / "stream-openapi-v1.json").read_text())
     assert served == committed, "the API changed: regenerate docs/stream-openapi-v1.json"

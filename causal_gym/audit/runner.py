@@ -34,6 +34,7 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.spec.plan import EffectClass, plan_task
+from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth, Task
 from causal_gym.task_id import EVAL_V1_FAMILIES, Namespace, TaskId
 
@@ -175,6 +176,20 @@ def _outcomes(jobs: list[Job], workers: int) -> Iterator[Outcome]:
         yield from pool.imap_unordered(_work, jobs, chunksize=4)
 
 
+def expert_train_ids(key: DerivationKey, family: str, count: int) -> list[str]:
+    """The first `count` train ids of `family` whose plan is expert (a disclosed fifth
+    of them): the expert tier as streams serve it, at the newest generator version.
+    Only the plan is drawn for the others, which costs an HMAC and a few draws."""
+    found: list[str] = []
+    index = 0
+    while len(found) < count:
+        task_id = f"train:{family}:{index}"
+        if plan_task(key, TaskId.parse(task_id)).tier is Tier.EXPERT:
+            found.append(task_id)
+        index += 1
+    return found
+
+
 def run_audit(
     keys: list[tuple[str, DerivationKey]],
     per_family: int,
@@ -183,17 +198,26 @@ def run_audit(
     tick: Tick | None = None,
     families: tuple[str, ...] = EVAL_V1_FAMILIES,
     audit: Callable[[Task, str], Any] = audit_task,
+    expert_tier: bool = False,
 ) -> tuple[list[Any], dict[str, list[str]]]:
     """Every (key, family, index) task audited by `audit` (the seed families' audit
     by default; audit/estimand_audit.py for the multi-estimand ones); rows in a
-    fixed order whatever the worker count, and the ids that failed, by key label."""
+    fixed order whatever the worker count, and the ids that failed, by key label.
+    `expert_tier` draws each family's first expert train tasks instead of its first
+    indices (the expert audit's default)."""
     _KEYS[:] = [key for _, key in keys]
     _AUDIT[:] = [audit]
+
+    def ids(key: DerivationKey, family: str) -> list[str]:
+        if expert_tier:
+            return expert_train_ids(key, family, per_family)
+        return [f"{namespace}:{family}:{index}" for index in range(per_family)]
+
     jobs = [
-        (position, label, f"{namespace}:{family}:{index}")
-        for position, (label, _) in enumerate(keys)
+        (position, label, task_id)
+        for position, (label, key) in enumerate(keys)
         for family in families
-        for index in range(per_family)
+        for task_id in ids(key, family)
     ]
     rows: dict[tuple[str, str], Any] = {}
     failed: dict[str, list[str]] = {label: [] for label, _ in keys}

@@ -29,8 +29,10 @@ FAMILY_GROUPS = {
     "eval-v2": EVAL_V2_FAMILIES,
     "eval-expert-v1": EXPERT_FAMILIES,
 }
-#: The expert audit draws its tasks the way eval-expert-v1 is drawn (every task expert,
-#: at its planned size) under each key, so it runs in that namespace.
+#: The expert audit draws, under each key, the first expert train tasks of each family
+#: (the tier as streams serve it, at the newest generator version), or with
+#: `--namespace eval-expert-v1` tasks the way that frozen split is drawn (every task
+#: expert, at its planned size, generator version 2).
 EXPERT = "eval-expert-v1"
 
 
@@ -94,7 +96,7 @@ def _check_options(namespace: str, families: str, keys: int, per_family: int, ou
         fail(f"unknown namespace {namespace!r}: accepted namespaces are {', '.join(NAMESPACES)}")
     if families == EXPERT:
         if namespace not in ("train", EXPERT):
-            fail(f"--families {EXPERT} audits {EXPERT} tasks: drop --namespace")
+            fail(f"--families {EXPERT} audits train or {EXPERT} tasks, not {namespace}")
         if out.suffix != ".json":
             fail(f"--out must name a .json file, got {out}")
         return
@@ -119,6 +121,7 @@ def _run(
     workers: int,
     families: tuple[str, ...],
     audit: Callable[..., Any],
+    expert_tier: bool = False,
 ) -> tuple[list[Any], dict[str, list[str]]]:
     from rich.progress import (
         BarColumn,
@@ -146,6 +149,7 @@ def _run(
             tick=lambda what: progress.update(job, advance=1, description=what),
             families=families,
             audit=audit,
+            expert_tier=expert_tier,
         )
 
 
@@ -170,7 +174,8 @@ def audit(
         str,
         typer.Option(
             "--namespace",
-            help="train, eval-v1 or eval-v2 (the expert audit always draws eval-expert-v1 tasks).",
+            help="train, eval-v1, eval-v2 or (the expert audit) eval-expert-v1; the expert "
+            "audit's train tasks are the expert tier's.",
         ),
     ] = "train",
     families: Annotated[
@@ -207,8 +212,11 @@ def audit(
         from causal_gym.audit.expert_audit import audit_expert_task
         from causal_gym.audit.expert_report import summarize_expert
 
-        rows, failed = _run(console, chosen, per_family, EXPERT, workers, group, audit_expert_task)
-        report = summarize_expert(rows, failed, fingerprints, EXPERT, per_family, group)
+        train = namespace == "train"
+        rows, failed = _run(
+            console, chosen, per_family, namespace, workers, group, audit_expert_task, train
+        )
+        report = summarize_expert(rows, failed, fingerprints, namespace, per_family, group)
         table = expert_table(report)
     elif families == "eval-v1":
         from causal_gym.audit.runner import audit_task

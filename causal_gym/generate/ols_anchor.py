@@ -25,10 +25,10 @@ decoy goes in only with its parent (the decoy alone opens a path), where it lowe
 sigma^2 by what it tells about its latent and its parent lowers R_T. So S* is the
 best of 2^decoys sets (at most 4). sigma^2 is exact (efficiency.outcome_noise_variance
 for the full set, plus each left-out decoy's latent share); R_T comes from the keyed
-Monte Carlo sample the expert tier's bound uses (the `anchor` stream, so no staged
-byte moves): R_T = p (1 - p) - Cov(X, e)' Cov(X)^-1 Cov(X, e), with e the propensity
-and p its mean, needing only T's parents in S (the rest are uncorrelated with T's
-projection residual).
+Monte Carlo from the `anchor` stream (as the expert tier's bound, so no staged byte
+moves): R_T = p (1 - p) - Cov(X, e)' Cov(X)^-1 Cov(X, e), with e the propensity and
+p its mean, needing only T's parents in S (the rest are uncorrelated with T's
+projection residual), so only T and its ancestors are drawn.
 """
 
 from __future__ import annotations
@@ -38,19 +38,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate.efficiency import (
-    ANCHOR_DRAWS,
-    _latent_residual_variance,
-    outcome_noise_variance,
-)
+from causal_gym.generate.efficiency import _latent_residual_variance, outcome_noise_variance
 from causal_gym.reference.analyst import Z
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Role, Scm
 from causal_gym.scm.sample import sample_clean
 
+#: Rows of the keyed Monte Carlo for R_T, drawn for T's ancestors only. The anchor
+#: variance's relative SD across seeds is 0.14% on average at this size (at most
+#: 0.23%, 12 train adjustment tasks x 12 seeds), so r moves by about 0.1%; 50,000
+#: rows of every pre-treatment column (the expert bound's draw) made a linear task
+#: cost 2.4x what it costs without the anchor; now 1.3-1.4x (scripts/bench_ols_anchor.py,
+#: docs/benchmarks/bench_ols_anchor.txt).
+OLS_ANCHOR_DRAWS = 20_000
 #: Roles the optimal set keeps whatever else it holds.
 _KEPT = frozenset({Role.CONFOUNDER, Role.BLOCKER, Role.PREDICTOR})
 #: Roles it never holds.
@@ -98,9 +102,8 @@ def _design(scm: Scm, columns: Mapping[str, np.ndarray], ids: list[str]) -> np.n
     for node_id in ids:
         node, values = scm.node(node_id), columns[node_id]
         if node.kind is Kind.CATEGORICAL:
-            parts += [
-                (values == level).astype(np.float64) for level in range(1, len(node.level_probs))
-            ]
+            levels = range(1, len(node.level_probs))
+            parts += [(values == level).astype(np.float64) for level in levels]
         else:
             parts.append(values.astype(np.float64))
     if not parts:
@@ -108,17 +111,46 @@ def _design(scm: Scm, columns: Mapping[str, np.ndarray], ids: list[str]) -> np.n
     return np.column_stack(parts)
 
 
-def _treatment_residual_variance(x: np.ndarray, e: np.ndarray) -> float:
-    """Var(T) minus what the linear projection on x explains, from propensities."""
+@dataclass(frozen=True)
+class _Moments:
+    """Second moments of T's parents and the propensity, computed once: every
+    candidate set's R_T is a solve on a sub-block of them."""
+
+    spans: dict[str, slice]  # a parent's regressor columns
+    cov_x: np.ndarray
+    cov_xe: np.ndarray
+    var_t: float
+
+    def residual_variance(self, parents: list[str]) -> float:
+        """Var(T) minus what the linear projection on `parents` explains."""
+        index = [i for p in parents for i in range(self.spans[p].start, self.spans[p].stop)]
+        if not index:
+            return self.var_t
+        sub, cross = self.cov_x[np.ix_(index, index)], self.cov_xe[index]
+        return self.var_t - float(cross @ np.linalg.solve(sub, cross))
+
+
+def _treatment_ancestry(scm: Scm) -> Scm:
+    """The SCM cut down to T and its ancestors: all R_T needs, and less than half of
+    the draws (outcome predictors and irrelevant roots are most of the roots)."""
+    keep = nx.ancestors(scm.graph, TREATMENT_ID) | {TREATMENT_ID}
+    nodes = tuple(n for n in scm.nodes if n.id in keep)
+    edges = tuple(e for e in scm.edges if e.child in keep)
+    return Scm(nodes, edges, scm.propensity_band)
+
+
+def _moments(scm: Scm, columns: Mapping[str, np.ndarray], e: np.ndarray) -> _Moments:
+    parents = [edge.parent for edge in scm.in_edges(TREATMENT_ID)]
+    spans, start = {}, 0
+    for parent in parents:
+        node = scm.node(parent)
+        width = len(node.level_probs) - 1 if node.kind is Kind.CATEGORICAL else 1
+        spans[parent], start = slice(start, start + width), start + width
+    x = _design(scm, columns, parents)
     p = float(np.mean(e))
-    total = p * (1.0 - p)
-    if x.shape[1] == 0:
-        return total
     centred = x - x.mean(axis=0)
-    cov_x = centred.T @ centred / len(e)
-    cov_xe = centred.T @ (e - p) / len(e)
-    explained = float(cov_xe @ np.linalg.solve(cov_x, cov_xe))
-    return total - explained
+    n = len(e)
+    return _Moments(spans, centred.T @ centred / n, centred.T @ (e - p) / n, p * (1.0 - p))
 
 
 def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Generator) -> OlsAnchor:
@@ -134,8 +166,11 @@ def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Gener
         raise GenerationError(f"the OLS anchor does not know the role of {', '.join(unknown)}")
     kept = [i for i in declared if roles[i] in _KEPT]
     full_variance = outcome_noise_variance(scm)
-    sample = sample_clean(scm, ANCHOR_DRAWS, rng, marginals, until_propensity=True)
-    t_parents = {e.parent for e in scm.in_edges(TREATMENT_ID)}
+    treatment_side = _treatment_ancestry(scm)
+    drawn = {n.id for n in treatment_side.nodes}
+    own = {node_id: m for node_id, m in marginals.items() if node_id in drawn}
+    sample = sample_clean(treatment_side, OLS_ANCHOR_DRAWS, rng, own, until_propensity=True)
+    moments = _moments(treatment_side, sample.columns, sample.propensity)
     best: OlsAnchor | None = None
     for chosen in itertools.product((True, False), repeat=len(pairs)):
         members = list(kept)
@@ -146,10 +181,7 @@ def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Gener
             else:
                 resid = _latent_residual_variance(scm, pair.latent)
                 sigma2 += pair.latent_weight**2 * (1.0 - resid)
-        regressors = [i for i in members if i in t_parents]
-        r_t = _treatment_residual_variance(
-            _design(scm, sample.columns, regressors), sample.propensity
-        )
+        r_t = moments.residual_variance([i for i in members if i in moments.spans])
         if not r_t > 0:
             raise GenerationError("the treatment has no variance left given the adjustment set")
         candidate = OlsAnchor(sigma2 / r_t, tuple(sorted(members)))

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.wire import TaskWire
 
-API_VERSION = "1.1.0"
+#: 1.2.0: scores and rollouts carry `reward_version` (additive).
+API_VERSION = "1.2.0"
 #: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
 #: Most handles one task may be handed out under (a GRPO group's answers to it).

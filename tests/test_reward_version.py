@@ -1,0 +1,105 @@
+"""The reward version travels with every score: records, run folders, reports, baseline
+rows, stream replies. A score of another version is never mixed in, and a folder
+written before versions existed still reports the version it was scored with (1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym.scoring.answer import episode_score
+from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
+from orchestrator.run.read_back import read_back
+from orchestrator.run.record_mac import load_secret, mac_of, sealed_line
+from orchestrator.run.records import ScoredEpisode
+from orchestrator.run.report import baseline_table, reward_version, summarize
+from orchestrator.run.results import (
+    RESULTS_FILE,
+    RUN_FILE,
+    RunFolderError,
+    RunIdentity,
+    check_folder,
+    create_folder,
+)
+from tests.conftest import cached_task
+from tests.test_read_back import TASKS, record
+
+
+def identity(version: int = REWARD_VERSION) -> RunIdentity:
+    return RunIdentity(
+        run_id="run-a",
+        config_digest="cfg",
+        key_fingerprint="kfp",
+        task_ids=TASKS,
+        config={},
+        reward_version=version,
+    )
+
+
+def test_every_score_carries_the_version() -> None:
+    task = cached_task("train:ate:3")
+    answer = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+    assert episode_score(task, answer).fields()["reward_version"] == REWARD_VERSION
+    assert episode_score(task, None).fields()["reward_version"] == REWARD_VERSION
+    record = episode_score(task, answer).record
+    assert record is not None and record.as_dict()["reward_version"] == REWARD_VERSION
+
+
+def test_a_line_written_before_versions_reads_as_version_1(tmp_path: Path) -> None:
+    """An old results.jsonl line has no reward_version; its MAC covers exactly the
+    fields it has, so it still verifies, and it reads as version 1."""
+    out = tmp_path / "run"
+    create_folder(out, identity(UNVERSIONED))
+    secret = load_secret(out)
+    assert secret is not None
+    fields = json.loads(sealed_line(record(TASKS[0]), secret))
+    del fields["reward_version"], fields["mac"]
+    line = json.dumps({**fields, "mac": mac_of(fields, secret)})
+    (out / RESULTS_FILE).write_text(line + "\n")
+    back = read_back(out)
+    assert not back.refused and back.records[0].reward_version == UNVERSIONED
+    assert summarize(list(back.records), {})["reward_version"] == UNVERSIONED
+
+
+def test_an_old_run_folder_reports_its_own_version_and_refuses_a_resume(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    create_folder(out, identity())
+    text = json.loads((out / RUN_FILE).read_text())
+    del text["reward_version"]  # what a run.json from before versions holds
+    (out / RUN_FILE).write_text(json.dumps(text))
+    existing = RunIdentity.model_validate_json((out / RUN_FILE).read_text())
+    assert existing.reward_version == UNVERSIONED
+    with pytest.raises(RunFolderError, match=r"scored with reward version 1; .* version 2"):
+        check_folder(out, identity(), resume=True)
+    assert check_folder(out, identity(UNVERSIONED), resume=True).run_id == "run-a"
+
+
+def test_a_report_never_averages_two_versions() -> None:
+    old, new = record(TASKS[0], reward_version=1), record(TASKS[1], reward_version=2)
+    with pytest.raises(ValueError, match="mix reward versions 1, 2"):
+        reward_version([old, new])
+    assert reward_version([new, new]) == 2 and reward_version([], default=7) == 7
+
+
+def summary(version: int | None) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "model": "m", "provider": "p", "sample": "eval-v1", "episodes": 1,
+        "mean_reward": 0.5, "coverage": 1.0, "by_family": {"ate": {"mean_reward": 0.5}},
+        "by_tier": {},
+    }  # fmt: skip
+    return base if version is None else {**base, "reward_version": version}
+
+
+def test_every_baseline_row_names_its_version() -> None:
+    header, rule, *rows = "\n".join(baseline_table([summary(2), summary(None)])).splitlines()
+    assert header.rstrip(" |").endswith("Reward version")
+    assert rows[0].endswith("| 2 |") and rows[1].endswith("| 1 |")  # an old summary: 1
+    assert rule.count("---") == header.count("|") - 1
+
+
+def test_records_refuse_a_nonsense_version() -> None:
+    with pytest.raises(ValueError, match="reward_version"):
+        ScoredEpisode(**{**record(TASKS[0]).model_dump(), "reward_version": 0})
