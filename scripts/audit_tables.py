@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from causal_gym.audit.knowledge import knowledge_table
 from causal_gym.audit.report import AuditReport
 
 DEFAULT = Path(__file__).resolve().parents[1] / "causal_gym" / "audit_report.json"
@@ -50,6 +51,8 @@ def main() -> None:
         f"prior-only: {prior.n} tasks, {prior.whole_blocks} whole blocks, max |block skill| "
         f"{prior.max_abs_block_brier_skill:.1e}; honest skill {prior.honest_mean_brier_skill:.4f}"
     )
+    print(f"\nreward version {report.reward_version}; what knowing the generator buys:")
+    print("\n".join(knowledge_table(report.bayes_prior, report.leakage, report.efficient_ols)))
     failed = [c.name for c in report.checks if not c.passed]
     print(
         f"\n{len(report.checks)} checks, failing: {failed or 'none'}; per-check level "

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from causal_gym.audit.expert_report import ExpertAuditReport
+from causal_gym.audit.knowledge import knowledge_table
 
 DEFAULT = Path(__file__).resolve().parents[1] / "causal_gym" / "audit_report_expert.json"
 
@@ -41,6 +42,8 @@ def main() -> None:
             if level in (0.80, 0.88, 0.89, 0.90, 0.91, 0.92, 0.95)
         )
         print(f"\nwidth sweep {family}: {cells}")
+    print(f"\nreward version {report.reward_version}; what knowing the generator buys:")
+    print("\n".join(knowledge_table(report.bayes_prior, report.leakage, {})))
     failing = [c.name for c in report.checks if not c.passed]
     print(
         f"\n{len(report.checks)} checks, failing: {', '.join(failing) or 'none'}; per-check "

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from causal_gym.audit.estimand_report import EstimandAuditReport
+from causal_gym.audit.knowledge import knowledge_table
 
 DEFAULT = Path(__file__).resolve().parents[1] / "causal_gym" / "audit_report_v2.json"
 
@@ -44,6 +45,15 @@ def main() -> None:
             if lv in (0.8, 0.88, 0.9, 0.92, 0.95)
         )
         print(f"\nwidth sweep {family}: {cells}")
+    leaks = {f: c.metadata for f, c in report.confounding.items()}
+    print(f"\nreward version {report.reward_version}; what knowing the generator buys:")
+    print("\n".join(knowledge_table(report.bayes_prior, leaks, {})))
+    for family, c in report.confounding.items():
+        print(
+            f"\n{family}: {c.n_confounded} confounded, {c.n_clean} clean; residual SD AUC "
+            f"data.csv {c.auc_extract_sd:.3f}, trial.csv {c.auc_trial_sd:.3f}; reference "
+            f"Brier skill {c.brier_skill_mean:.4f} (SD {c.brier_skill_sd:.3f})"
+        )
     failed = [c.name for c in report.checks if not c.passed]
     print(
         f"\n{len(report.checks)} checks, failing: {failed or 'none'}; per-check level "

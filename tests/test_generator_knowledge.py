@@ -12,6 +12,7 @@ import pytest
 
 from causal_gym.audit.knowledge import (
     BAYES_GAIN_TARGET,
+    LEAKAGE_FEATURES,
     gain_check,
     leakage,
     leakage_check,
@@ -188,7 +189,7 @@ def test_the_leakage_check_passes_noise_and_fails_a_real_leak() -> None:
 def test_staged_features_read_only_public_things() -> None:
     public = cached_task("train:null_detect:3").public
     features = staged_features(public)
-    assert len(features) == 8 and features[2] == public.n_rows
+    assert len(features) == len(LEAKAGE_FEATURES) and features[2] == public.n_rows
     assert features[7] == public.generation_attempts
 
 
@@ -197,3 +198,54 @@ def test_the_gain_check_fails_only_a_gain_shown_above_the_target() -> None:
     large = Paired(n=1200, mean=0.8, diff_mean=BAYES_GAIN_TARGET + 0.01, diff_sd=0.05)
     assert gain_check("ate", small, 3e-4).passed
     assert not gain_check("ate", large, 3e-4).passed
+
+
+def test_a_calibrated_confounder_sets_the_bias_and_keeps_the_outcome_variance(
+    default_key,
+) -> None:
+    """Generator 3's obs_vs_rct: the hidden confounder's weight on Y gives the drawn
+    bias in combined SEs, and Y's own noise shrinks so that weight^2 + noise^2 is the
+    noise variance the SCM drew (neither file's spread tells the classes apart)."""
+    import copy
+
+    from causal_gym.generate.bias import calibrated_confounder, omitted_bias_in_ses
+
+    plans = (plan_task(default_key, TaskId.parse(f"train:obs_vs_rct:{i}")) for i in range(40))
+    plan = next(p for p in plans if p.effect_class is EffectClass.CONFOUNDED)
+    streams = derive_streams(default_key, plan.task_id, 0)
+    scm, naming = draw_scm(plan, streams)
+    data = copy.deepcopy(streams.data)
+    first = sample_clean(scm, 6000, streams.data, naming.marginals)
+    drawn = scm.node(OUTCOME_ID).noise_sd ** 2 + next(
+        e.weights[0] ** 2 for e in scm.in_edges(OUTCOME_ID) if e.parent == "h0"
+    )
+    for target in (0.5, 2.0, 4.0):
+        calibrated = calibrated_confounder(scm, first, target, 0.4)
+        assert calibrated is not None
+        again = sample_clean(calibrated, 6000, copy.deepcopy(data), naming.marginals)
+        realized = omitted_bias_in_ses(calibrated, again, 0.4)
+        assert realized == pytest.approx(target, rel=0.1, abs=0.1)  # the sample's own noise
+        weight = next(e.weights[0] for e in calibrated.in_edges(OUTCOME_ID) if e.parent == "h0")
+        noise = calibrated.node(OUTCOME_ID).noise_sd
+        assert weight**2 + noise**2 == pytest.approx(scm.node(OUTCOME_ID).noise_sd ** 2, rel=1e-12)
+        assert drawn > noise**2  # the confounder took its share of the noise
+
+
+def test_obs_vs_rct_discloses_the_bias_size_and_its_reference_uses_it() -> None:
+    from causal_gym.families.obs_vs_rct import BIAS_PRIOR, BIAS_SPREAD
+    from causal_gym.reference import estimands
+
+    train = cached_task("train:obs_vs_rct:2").public.files["README.md"].decode()
+    frozen = cached_task("eval-v2:obs_vs_rct:2").public.files["README.md"].decode()
+    assert estimands.disclosed_spread(train) == BIAS_SPREAD
+    assert estimands.disclosed_spread(frozen) is None  # generator 2: the plain rule
+    assert estimands.CONFOUNDED_PRIOR == BIAS_PRIOR
+    p = estimands.confounded_probability
+    assert p(0.0, BIAS_SPREAD) < 0.5 < p(3.0, BIAS_SPREAD) < p(5.0, BIAS_SPREAD)
+    assert p(-2.2, BIAS_SPREAD) == pytest.approx(p(2.2, BIAS_SPREAD))
+    # against numerical integration over the bias's size
+    rho = np.linspace(*BIAS_SPREAD, 20_001)
+    z = 1.3
+    biased = np.mean(0.5 * (np.exp(-0.5 * (z - rho) ** 2) + np.exp(-0.5 * (z + rho) ** 2)))
+    clean = math.exp(-0.5 * z * z)
+    assert p(z, BIAS_SPREAD) == pytest.approx(biased / (biased + clean), rel=1e-4)

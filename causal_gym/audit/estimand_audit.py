@@ -10,11 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+from causal_gym.audit.effect_priors import empirical_prior
+from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.runner import scored_answer
 from causal_gym.families.registry import family_spec
+from causal_gym.reference import analyst
 from causal_gym.reference import estimand_probes as probes
-from causal_gym.reference.estimands import Analysis
+from causal_gym.reference.estimands import Analysis, EstimandFit, residual_sd
+from causal_gym.reference.posterior import Prior, posterior_answer
 from causal_gym.scoring.answer import episode_score
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import Task
@@ -57,6 +61,39 @@ class EstimandTaskAudit:
     probes: dict[str, float]
     prior_skill: float | None
     prior_reward: float | None
+    #: The bayes-prior probe's reward (the posterior under the generator's priors).
+    bayes_reward: float = 0.0
+    #: obs_vs_rct: whether the extract is confounded, and the adjusted residual SD of
+    #: data.csv and of trial.csv (None for the other families).
+    confounded: bool | None = None
+    residual_sds: tuple[float, float] | None = None
+    leak_features: tuple[float, ...] = ()
+
+
+def _posterior(fit: EstimandFit, prior: Prior) -> dict[str, float]:
+    answer = posterior_answer(prior, fit.estimate, fit.se, 2.0 * analyst.Z * fit.se)
+    return {k: answer[k] for k in ("estimate", "ci_lower", "ci_upper")}
+
+
+def bayes_prior(analysis: Analysis, namespace: str) -> dict[str, object]:
+    """What knowing the generator is worth here: each estimand's posterior under the
+    prior the public generator induces on it (audit/effect_priors.py), from the
+    reference's estimate and SE; obs_vs_rct keeps the reference's bias probability,
+    and mediation's total estimate is the sum of the other two (the schema's rule)."""
+    family = analysis.dictionary.family
+    priors = empirical_prior(namespace, family)
+    fits = analysis.fits
+    if family == "cate":
+        return {"effects": {level: _posterior(f, priors["level"]) for level, f in fits.items()}}
+    if family == "mediation":
+        answer = {name: _posterior(fits[name], priors[name]) for name in fits}
+        total = answer["total"]
+        total["estimate"] = answer["direct"]["estimate"] + answer["indirect"]["estimate"]
+        total["ci_lower"] = min(total["ci_lower"], total["estimate"])
+        total["ci_upper"] = max(total["ci_upper"], total["estimate"])
+        return dict(answer)
+    honest_answer = analysis.answer()
+    return {**honest_answer, **_posterior(fits["ate"], priors["ate"])}
 
 
 def _covered_share(record: ScoreRecord) -> float:
@@ -75,11 +112,18 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
     prior = (
         scored_answer(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
     )
+    namespace = task.public.task_id.split(":", 1)[0]
+    bayes = scored_answer(task, bayes_prior(analysis, namespace))
     first = next(iter(ref.estimands.values()))
     covered = {
         name: (first.covered if name == "first_level" else ref.estimands[name].covered)
         for name in tested_estimands(family)
     }
+    confounded, spreads = None, None
+    if analysis.obs_rct is not None and analysis.trial is not None:
+        confounded = task.hidden.effect_class.value == "confounded"
+        d = analysis.dictionary
+        spreads = (residual_sd(analysis.frame, d), residual_sd(analysis.trial, d))
     return EstimandTaskAudit(
         key=key_label,
         task_id=task.public.task_id,
@@ -97,4 +141,8 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
         probes=scores,
         prior_skill=prior.brier_skill if prior else None,
         prior_reward=prior.reward if prior else None,
+        bayes_reward=bayes.reward,
+        confounded=confounded,
+        residual_sds=spreads,
+        leak_features=staged_features(task.public),
     )

@@ -9,16 +9,22 @@ DEMONSTRATION_LEVEL; the file keeps every check's sufficient statistics.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
+from causal_gym.audit import stats
 from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
+from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.report import (
     CONSISTENCY_BUDGET,
+    DEMONSTRATION_LEVEL,
     Check,
     KeyRun,
+    Leakage,
     Model,
     Paired,
     WidthSweep,
@@ -30,6 +36,7 @@ from causal_gym.audit.report import (
     sweep_check,
 )
 from causal_gym.audit.summary import family_frame, paired, reward_fields
+from causal_gym.scoring.version import REWARD_VERSION
 
 
 class EstimandCoverage(Model):
@@ -61,6 +68,25 @@ class Forecast(Model):
     max_abs_prior_skill: float
 
 
+class Confounding(Model):
+    """obs_vs_rct: whether the outcome's spread or the staged metadata tells a
+    confounded extract, and how much the reference's forecast knows (issue 24: under
+    generator 2 the residual SD alone gave AUC 0.966 and the reference skill 0.93-0.98)."""
+
+    n_confounded: int
+    n_clean: int
+    #: AUC of the adjusted residual SD of data.csv, and of trial.csv, for the class.
+    auc_extract_sd: float
+    auc_trial_sd: float
+    brier_skill_mean: float
+    brier_skill_sd: float
+    metadata: Leakage
+
+    def chance_se(self) -> float:
+        n1, n0 = self.n_confounded, self.n_clean
+        return math.sqrt((n0 + n1 + 1) / (12.0 * n0 * n1))
+
+
 class EstimandAuditReport(Model):
     namespace: str
     per_family: int
@@ -72,6 +98,11 @@ class EstimandAuditReport(Model):
     forecasts: dict[str, Forecast]  # families that ask for a probability
     checks: tuple[Check, ...]
     total_false_alarm: float
+    #: The reward version the audit scored with (1: reports made before versions).
+    reward_version: int = 1
+    confounding: dict[str, Confounding] = Field(default_factory=dict)
+    #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
+    bayes_prior: dict[str, Paired] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -111,11 +142,83 @@ def summarize_estimands(
     report["forecasts"] = {
         f: forecast(g) for f, g in groups.items() if any(r.prior_skill is not None for r in g)
     }
+    report["reward_version"] = REWARD_VERSION
+    report["bayes_prior"] = {
+        f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
+    }
+    report["confounding"] = {
+        f: confounding(g) for f, g in groups.items() if any(r.confounded is not None for r in g)
+    }
     consistency = sum(len(tested_estimands(f)) + 2 for f in groups)  # coverage, band, sweep
+    consistency += 2 * len(report["confounding"])  # the skill band, the metadata leakage
+    consistency += len(report["bayes_prior"])
     report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency
     report["checks"] = tuple(evaluate_estimand_checks(report))
     report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))
     return EstimandAuditReport.model_validate(report)
+
+
+def _auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(np.asarray(labels), np.asarray(scores)))
+
+
+def confounding(rows: list[EstimandTaskAudit]) -> Confounding:
+    scored = [r for r in rows if r.confounded is not None and r.residual_sds is not None]
+    labels = [bool(r.confounded) for r in scored]
+    skills = [r.brier_skill or 0.0 for r in scored]
+    return Confounding(
+        n_confounded=sum(labels),
+        n_clean=len(labels) - sum(labels),
+        auc_extract_sd=_auc([r.residual_sds[0] for r in scored], labels),  # type: ignore[index]
+        auc_trial_sd=_auc([r.residual_sds[1] for r in scored], labels),  # type: ignore[index]
+        brier_skill_mean=float(np.mean(skills)),
+        brier_skill_sd=float(np.std(skills, ddof=1)),
+        metadata=leakage("a confounded extract", [r.leak_features for r in scored], labels),
+    )
+
+
+#: The residual SD of either file must tell the classes apart with an AUC below this.
+SPREAD_AUC_LIMIT = 0.6
+#: The honest forecast's Brier skill must lie in this band: detection neither free nor
+#: hopeless.
+SKILL_BAND = (0.3, 0.8)
+
+
+def confounding_checks(family: str, c: Confounding, alpha: float) -> list[Check]:
+    from scipy.stats import norm
+
+    checks = []
+    z = float(norm.isf(DEMONSTRATION_LEVEL))
+    se = c.chance_se()
+    for what, auc in (("data.csv", c.auc_extract_sd), ("trial.csv", c.auc_trial_sd)):
+        power = max(auc, 1.0 - auc)  # a score that tells the classes apart either way
+        upper = power + z * se
+        checks.append(
+            Check(
+                name=f"{what}'s residual SD tells confounding with AUC below "
+                f"{SPREAD_AUC_LIMIT} ({family})",
+                test=f"one-sided bound at {DEMONSTRATION_LEVEL} with the AUC's chance SE "
+                "(demonstration)",
+                passed=upper < SPREAD_AUC_LIMIT,
+                detail=f"AUC {auc:.3f} (upper bound of max(AUC, 1 - AUC) {upper:.3f})",
+                false_alarm=float(norm.cdf(z - (SPREAD_AUC_LIMIT - power) / se)),
+            )
+        )
+    n = c.n_confounded + c.n_clean
+    band = stats.mean_in_band(c.brier_skill_mean, c.brier_skill_sd, n, SKILL_BAND, alpha)
+    checks.append(
+        Check(
+            name=f"the reference's Brier skill in {SKILL_BAND} ({family})",
+            test="interval of the mean misses the band",
+            passed=band.passed,
+            detail=band.detail,
+            false_alarm=band.false_alarm,
+        )
+    )
+    checks.append(leakage_check(family, c.metadata, alpha))
+    return checks
 
 
 def forecast(rows: list[EstimandTaskAudit]) -> Forecast:
@@ -159,5 +262,8 @@ def evaluate_estimand_checks(report: dict[str, Any]) -> list[Check]:
                     false_alarm=0.0,
                 )
             )
+    for family, c in report.get("confounding", {}).items():
+        checks += confounding_checks(family, c, alpha)
+    checks += [gain_check(f, gain, alpha) for f, gain in report.get("bayes_prior", {}).items()]
     checks.append(powered_check(checks))
     return checks

@@ -45,6 +45,7 @@ LEAKAGE_FEATURES = (
     "post-treatment columns",
     "blank cells",
     "generation attempts",
+    "other staged files' bytes",  # trial.csv (obs_vs_rct)
 )
 
 
@@ -62,6 +63,7 @@ def staged_features(task: PublicTask) -> tuple[float, ...]:
         float(post),
         float(cells),
         float(task.generation_attempts),
+        float(sum(len(v) for k, v in task.files.items() if k not in ("data.csv", "README.md"))),
     )
 
 
@@ -132,3 +134,27 @@ def efficiency_check(group: str, gap: Paired, alpha: float) -> Check:
         detail=f"{gap.diff_mean:+.4f} +- {se:.4f} (upper bound {high:+.4f})",
         false_alarm=alpha,
     )
+
+
+def knowledge_table(
+    bayes: dict[str, Paired], found: dict[str, Leakage], efficient: dict[str, Paired]
+) -> list[str]:
+    """The README's table of what knowing the generator buys (scripts/audit_tables*)."""
+    rows = [
+        "| group | tasks | bayes-prior minus honest (SE) | efficient OLS minus honest (SE) "
+        "| staged-metadata AUC |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+
+    def cell(gap: Paired | None) -> str:
+        if gap is None:
+            return ""
+        return f"{gap.diff_mean:+.4f} ({gap.diff_sd / math.sqrt(gap.n):.4f})"
+
+    for group, gain in bayes.items():
+        leak = found.get(group)
+        auc = f"{leak.auc:.3f} ({leak.n_positive} vs {leak.n_negative})" if leak else ""
+        rows.append(
+            f"| {group} | {gain.n:,} | {cell(gain)} | {cell(efficient.get(group))} | {auc} |"
+        )
+    return rows

@@ -64,7 +64,7 @@ class AdjustmentFamily(FamilySpec):
     # The family is about choosing a set: there is always a decoy to leave out.
     min_role_counts: ClassVar[Mapping[str, int]] = {"decoys": 1}
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         return [
             "Also name an adjustment set: pre-treatment columns that, conditioned on, block "
             "every backdoor path between treatment and outcome. Only pre-treatment columns "

@@ -23,10 +23,11 @@ from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.task_id import EXPERT_FAMILIES, Family
 
 if TYPE_CHECKING:
+    from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.rng_keys.keys import DerivationKey
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
-    from causal_gym.spec.plan import EffectClass
+    from causal_gym.spec.plan import EffectClass, TaskPlan
     from causal_gym.task import HiddenTruth
     from causal_gym.task_id import TaskId
 
@@ -88,9 +89,9 @@ class FamilySpec(ABC):
     def multi_estimand(self) -> bool:
         return "estimands.py" in self.reference_kit
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         """The family's paragraph of the README's answer section, after the shared
-        sentence about the 90% interval."""
+        sentence about the 90% interval (`declared`: as for context_lines)."""
         return []
 
     def question(self, treatment: str, outcome: str, unit: str) -> str | None:
@@ -127,7 +128,18 @@ class FamilySpec(ABC):
         code order (cate only)."""
         return {"ate": scm.total_effect()}
 
-    def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
+    def calibrate(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> Scm | None:
+        """An SCM to sample again in place of `scm`, with the same data stream, from
+        what its first sample shows (obs_vs_rct under generator 3 sets its hidden
+        confounder's strength); None rejects the candidate; `scm` itself (the default)
+        keeps the sample."""
+        return scm
+
+    def certify_sample(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> list[str]:
         """Family-specific certificate reasons on the hidden SCM and clean sample."""
         return []
 

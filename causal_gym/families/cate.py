@@ -19,8 +19,10 @@ from causal_gym.scoring.schemas import Interval
 from causal_gym.task_id import Family
 
 if TYPE_CHECKING:
+    from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
+    from causal_gym.spec.plan import TaskPlan
 
 #: Each level's clean rows must hold at least this many of each arm.
 MIN_LEVEL_ARM_ROWS = 40
@@ -54,7 +56,7 @@ class CateFamily(FamilySpec):
     rows_factor = 3.0
     min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         return [
             "Answer `effects`: for every level of the effect modifier, the average effect of "
             "the treatment among the units at that level, E[Y(1) - Y(0) | modifier = level], "
@@ -80,7 +82,9 @@ class CateFamily(FamilySpec):
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
         return dict(zip(levels, scm.level_effects(), strict=True))
 
-    def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
+    def certify_sample(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> list[str]:
         import numpy as np
 
         from causal_gym.scm.model import TREATMENT_ID

@@ -21,8 +21,10 @@ from causal_gym.scoring.schemas import Interval
 from causal_gym.task_id import Family
 
 if TYPE_CHECKING:
+    from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
+    from causal_gym.spec.plan import TaskPlan
 
 #: `total.estimate` may differ from direct + indirect by this share of their size
 #: (floating-point rounding of a sum written out in decimal).
@@ -68,7 +70,7 @@ class MediationFamily(FamilySpec):
     # "direct" effect through a column the README calls post-treatment.
     max_role_counts: ClassVar[Mapping[str, int]] = {"mediators": 0}
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         return [
             "Answer three effects, each with a 90% interval: `direct`, the natural direct "
             "effect (the effect of the treatment with the mediator held at the value it would "
@@ -113,7 +115,9 @@ class MediationFamily(FamilySpec):
         total = scm.total_effect()
         return {"direct": total - alpha * delta, "indirect": alpha * delta, "total": total}
 
-    def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
+    def certify_sample(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> list[str]:
         """Sequential ignorability on the hidden graph: given the treatment and the
         declared pre-treatment columns, nothing else links the mediator and the outcome
         (latent variables included)."""

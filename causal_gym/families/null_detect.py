@@ -45,7 +45,7 @@ class NullDetectFamily(FamilySpec):
     expert_eval_count = 100  # five whole blocks of 20
     extra_probes = ("prior_only",)
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         nulls = NULL_BLOCK_COUNTS["structural_null"]
         return [
             "Also give `effect_probability`, your probability that the true ATE is not exactly "

@@ -9,6 +9,8 @@ prior of 1/2 is exact on every whole block, as null_detect's 13/20 is.
 
 from __future__ import annotations
 
+import copy
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +21,11 @@ from causal_gym.scoring.schemas import AteSubmission, FiniteFloat
 from causal_gym.task_id import Family
 
 if TYPE_CHECKING:
+    from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.rng_keys.keys import DerivationKey
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
-    from causal_gym.spec.plan import EffectClass
+    from causal_gym.spec.plan import EffectClass, TaskPlan
     from causal_gym.task import HiddenTruth
     from causal_gym.task_id import TaskId
 
@@ -35,10 +38,33 @@ BIAS_PRIOR = BIAS_BLOCK_COUNTS["confounded"] / BIAS_BLOCK_SIZE
 #: The trial has this share of the extract's rows (keyed within the range).
 TRIAL_SHARE = (0.30, 0.50)
 TRIAL_FILE = "trial.csv"
-#: A confounded extract's bias (on the clean sample: adjusted OLS without the hidden
-#: confounder minus with it) must be at least this many combined standard errors of
-#: the two estimates, so that the comparison the README invites can detect it.
+#: Generator 2: a confounded extract's bias (on the clean sample: adjusted OLS without
+#: the hidden confounder minus with it) must be at least this many combined standard
+#: errors of the two estimates, so that the comparison the README invites detects it.
+#: That made detection free (the reference's Brier skill 0.93-0.98; issue 24).
 MIN_BIAS_IN_SES = 4.0
+#: Generator 3: the bias is drawn uniformly in this range of combined SEs (the
+#: hidden confounder's weight on the outcome set to give it, its noise lowered so the
+#: outcome's variance is what it would be without it), and the README says so.
+BIAS_SPREAD = (0.5, 4.0)
+
+
+def bias_spread_sentence() -> str:
+    """Generator 3's disclosure of the bias's size (reference/estimands.py reads its
+    numbers back)."""
+    low, high = BIAS_SPREAD
+    return (
+        "when one is, the bias of data.csv's adjusted estimate was drawn uniformly between "
+        f"{low:g} and {high:g} combined standard errors of the two files' adjusted estimates "
+        "(the square root of the sum of their squared standard errors), with either sign, "
+        "and the unobserved confounder leaves the outcome's variance as it would be without it."
+    )
+
+
+def trial_share(streams: TaskStreams) -> float:
+    """The trial's share of the extract's rows: the `trial` stream's first draw
+    (generate/trial.py makes it), read here from a copy of the stream."""
+    return float(copy.deepcopy(streams.trial).uniform(*TRIAL_SHARE))
 
 
 class ObsVsRctSubmission(AteSubmission):
@@ -65,15 +91,20 @@ class ObsVsRctFamily(FamilySpec):
     confounding_classes = True
     rows_factor = 3.0  # the extract is the large file; the trial is a share of it
 
-    def readme_lines(self) -> list[str]:
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         confounded = BIAS_BLOCK_COUNTS["confounded"]
+        size = (
+            "when one is, the bias is large compared with the sampling error of the two files' "
+            "estimates."
+            if not (declared or {}).get("bias_spread")
+            else bias_spread_sentence()
+        )
         return [
             "Also give `bias_probability`, your probability that data.csv has confounding "
             "the declared pre-treatment columns do not block (so that its adjusted estimate "
             f"is biased). Prior: exactly {confounded} of every {BIAS_BLOCK_SIZE} tasks of this "
             f"family are confounded that way (prior probability {confounded}/{BIAS_BLOCK_SIZE}); "
-            "when one is, the bias is large compared with the sampling error of the two files' "
-            "estimates. trial.csv is randomized and never confounded."
+            f"{size} trial.csv is randomized and never confounded."
         ]
 
     def context_lines(self, declared: Mapping[str, str]) -> list[str]:
@@ -106,13 +137,32 @@ class ObsVsRctFamily(FamilySpec):
     def hidden_confounder(self, effect: EffectClass) -> bool:
         return effect.value == "confounded"
 
-    def certify_sample(self, scm: Scm, sample: CleanSample) -> list[str]:
+    def calibrate(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> Scm | None:
+        if plan.generator_version < 3 or "h0" not in scm.latent_ids:
+            return scm
+        from causal_gym.generate.bias import calibrated_confounder
+
+        # The effect stream's second draw (its first is the ATE's half-width).
+        target = float(streams.effect.uniform(*BIAS_SPREAD))
+        return calibrated_confounder(scm, sample, target, trial_share(streams))
+
+    def certify_sample(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> list[str]:
         from causal_gym.generate.bias import omitted_bias_in_ses
         from causal_gym.scm.certify import CONFOUNDING_REASON
 
         if "h0" not in scm.latent_ids:
             return []
-        if omitted_bias_in_ses(scm, sample) < MIN_BIAS_IN_SES:
+        if plan.generator_version < 3:
+            bias = omitted_bias_in_ses(scm, sample)
+            low, high = MIN_BIAS_IN_SES, math.inf
+        else:  # the calibration held: the drawn size, up to the clean sample's noise
+            bias = omitted_bias_in_ses(scm, sample, trial_share(streams))
+            low, high = BIAS_SPREAD[0] / 2, BIAS_SPREAD[1] * 1.25
+        if not low <= bias <= high:
             return [CONFOUNDING_REASON]  # the same words as any other confounding failure
         return []
 

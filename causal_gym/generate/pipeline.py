@@ -11,6 +11,7 @@ every stream, inside the same plan (tier, size, effect class).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -30,7 +31,7 @@ from causal_gym.generate.trial import merged_coding, trial_csv
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
-from causal_gym.scm.certify import certify
+from causal_gym.scm.certify import CONFOUNDING_REASON, certify
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
 from causal_gym.scm.nonlinear import centered
 from causal_gym.scm.sample import sample_clean
@@ -107,6 +108,8 @@ def _stage_multi(
             return Rejection(0, ("a staged value lies outside its documented range",))
         files["trial.csv"], trial_coding, trial_rows = trial
         coding, declared["trial_rows"] = merged_coding(coding, trial_coding), str(trial_rows)
+        if plan.generator_version >= 3:  # the bias's size, drawn and disclosed
+            declared["bias_spread"] = "disclosed"
     facts = ReadmeFacts(
         family,
         naming.theme,
@@ -219,7 +222,14 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     expert = plan.tier is Tier.EXPERT
     scm, naming = draw_scm(plan, streams)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
+    data = copy.deepcopy(streams.data)  # to sample a calibrated SCM with the same draws
     sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
+    calibrated = shape.calibrate(scm, sample, plan, streams)
+    if calibrated is None:
+        return Rejection(attempt, (CONFOUNDING_REASON,))
+    if calibrated is not scm:
+        scm = calibrated
+        sample = sample_clean(scm, mess_plan.n_clean, data, naming.marginals)
     certificate = certify(
         scm,
         effect_prior(plan.effect_class, plan.generator_version),
@@ -229,7 +239,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         if shape.confounding_classes
         else None,
     )
-    reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample))
+    reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample, plan, streams))
     if expert and scm.nonlinear is None:
         reasons += ("the expert tier needs a continuous confounder",)
     if reasons:

@@ -11,13 +11,21 @@ OLS coefficients, with classical standard errors:
   mediator->outcome slope) and the mediator on treatment and covariates
   (treatment->mediator slope); the indirect effect is the product of the slopes,
   its standard error by the delta method, which is deterministic.
-- obs_vs_rct: the adjusted estimate from each file; if they agree (|z| <= 2.576 for
-  their difference) the inverse-variance pool, else the trial alone.
+- obs_vs_rct: the adjusted estimate from each file and z for their difference.
+  Where the README discloses the bias's size (generator 3: uniform between 0.5 and 4
+  combined SEs, either sign), the answer is calibrated under that pre-test: the bias
+  probability is the posterior P(confounded | z) under the disclosed prior and size,
+  and the ATE's interval the 5% and 95% quantiles of the posterior mixture, the
+  inverse-variance pool if the extract is clean and the trial alone if it is not,
+  weighted by that probability. A generator-2 README (frozen eval-v2: a bias of at
+  least 4 SEs) keeps the plain rule: the pool if the two agree (|z| <= 2.576), else
+  the trial alone.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,23 +39,34 @@ except ImportError:  # copied into a sandbox next to analyst.py
 AGREE_Z = 2.576
 BIAS_PROBABILITY_IF_AGREE = 0.03
 BIAS_PROBABILITY_IF_DISAGREE = 0.97
+#: The disclosed prior that an extract is confounded (families/obs_vs_rct.py
+#: BIAS_PRIOR; a test checks the copy).
+CONFOUNDED_PRIOR = 0.5
+_SPREAD = re.compile(
+    r"the bias of data\.csv's adjusted estimate was drawn uniformly between ([0-9.]+) and "
+    r"([0-9.]+) combined standard errors"
+)
 
 
 @dataclass(frozen=True)
 class EstimandFit:
+    """`se` is the interval's width over 2 z_0.95; `bounds`, when an interval is not
+    symmetric about its estimate (obs_vs_rct's posterior mixture)."""
+
     estimate: float
     se: float
     #: The smallest arm behind the estimate (clean rows), for the solvability check.
     min_arm_rows: int
     full_rank: bool
+    bounds: tuple[float, float] | None = None
 
     def interval(self) -> dict[str, float]:
-        half = analyst.Z * self.se
-        return {
-            "estimate": self.estimate,
-            "ci_lower": self.estimate - half,
-            "ci_upper": self.estimate + half,
-        }
+        if self.bounds is not None:
+            lower, upper = self.bounds
+        else:
+            half = analyst.Z * self.se
+            lower, upper = self.estimate - half, self.estimate + half
+        return {"estimate": self.estimate, "ci_lower": lower, "ci_upper": upper}
 
 
 def _ols(design: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -135,18 +154,81 @@ def _adjusted(staged: object, d: analyst.DataDictionary) -> EstimandFit:
     return EstimandFit(fit.estimate, fit.se, min(fit.n_treated, fit.n_control), fit.full_rank)
 
 
-def fit_obs_vs_rct(obs: object, trial: object, d: analyst.DataDictionary) -> ObsRctFit:
+def residual_sd(staged: object, d: analyst.DataDictionary) -> float:
+    """The SD of the adjusted OLS residual on a staged file (the audit's check that an
+    unobserved confounder leaves the outcome's spread alone)."""
+    cleaned = analyst.clean_rows(staged, d, d.pre_treatment).frame
+    columns = [np.ones(len(cleaned)), cleaned["__t"].to_numpy(float)]
+    design = np.column_stack(columns + analyst.covariate_columns(cleaned, d.pre_treatment, d))
+    target = cleaned[d.outcome].to_numpy(float)
+    coef, *_ = np.linalg.lstsq(design, target, rcond=None)
+    return float(np.std(target - design @ coef))
+
+
+def disclosed_spread(readme: str) -> tuple[float, float] | None:
+    """The bias's size range a generator-3 README discloses (None: generator 2)."""
+    found = _SPREAD.search(readme)
+    return (float(found.group(1)), float(found.group(2))) if found else None
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def confounded_probability(z: float, spread: tuple[float, float]) -> float:
+    """P(confounded | z): z ~ N(0, 1) for a clean extract, N(+-rho, 1) with rho uniform
+    on `spread` for a confounded one, the disclosed prior between them."""
+    low, high = spread
+    clean = math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    biased = (_phi(z + high) - _phi(z + low) + _phi(z - low) - _phi(z - high)) / (
+        2.0 * (high - low)
+    )
+    p = CONFOUNDED_PRIOR
+    total = p * biased + (1.0 - p) * clean
+    return p * biased / total if total > 0 else 1.0
+
+
+def _mixture_quantile(q: float, parts: list[tuple[float, float, float]]) -> float:
+    """The q-quantile of a mixture of normals given as (weight, mean, sd)."""
+    low = min(m - 12 * s for _, m, s in parts)
+    high = max(m + 12 * s for _, m, s in parts)
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        if sum(w * _phi((mid - m) / s) for w, m, s in parts) >= q:
+            high = mid
+        else:
+            low = mid
+    return 0.5 * (low + high)
+
+
+def _pool(o: EstimandFit, r: EstimandFit) -> EstimandFit:
+    wo, wr = 1.0 / o.se**2, 1.0 / r.se**2
+    estimate = (wo * o.estimate + wr * r.estimate) / (wo + wr)
+    return EstimandFit(estimate, 1.0 / math.sqrt(wo + wr), r.min_arm_rows, True)
+
+
+def fit_obs_vs_rct(
+    obs: object,
+    trial: object,
+    d: analyst.DataDictionary,
+    spread: tuple[float, float] | None = None,
+) -> ObsRctFit:
     o, r = _adjusted(obs, d), _adjusted(trial, d)
     z = (o.estimate - r.estimate) / math.hypot(o.se, r.se)
-    pooled = abs(z) <= AGREE_Z
-    if pooled:
-        wo, wr = 1.0 / o.se**2, 1.0 / r.se**2
-        estimate = (wo * o.estimate + wr * r.estimate) / (wo + wr)
-        combined = EstimandFit(estimate, 1.0 / math.sqrt(wo + wr), r.min_arm_rows, True)
-    else:
-        combined = r
-    probability = BIAS_PROBABILITY_IF_AGREE if pooled else BIAS_PROBABILITY_IF_DISAGREE
-    return ObsRctFit(o, r, z, pooled, combined, probability)
+    if spread is None:  # generator 2's plain rule
+        pooled = abs(z) <= AGREE_Z
+        combined = _pool(o, r) if pooled else r
+        probability = BIAS_PROBABILITY_IF_AGREE if pooled else BIAS_PROBABILITY_IF_DISAGREE
+        return ObsRctFit(o, r, z, pooled, combined, probability)
+    probability = confounded_probability(z, spread)
+    pool = _pool(o, r)
+    parts = [(1.0 - probability, pool.estimate, pool.se), (probability, r.estimate, r.se)]
+    lower, upper = _mixture_quantile(0.05, parts), _mixture_quantile(0.95, parts)
+    median = _mixture_quantile(0.5, parts)
+    combined = EstimandFit(
+        median, (upper - lower) / (2.0 * analyst.Z), r.min_arm_rows, True, (lower, upper)
+    )
+    return ObsRctFit(o, r, z, probability < 0.5, combined, probability)
 
 
 @dataclass(frozen=True)
@@ -172,7 +254,8 @@ class Analysis:
         if d.family != "obs_vs_rct":
             raise analyst.ReadmeFormatError(f"{d.family} is not a multi-estimand family")
         trial = analyst.read_staged(files["trial.csv"], d)
-        both = fit_obs_vs_rct(frame, trial, d)
+        spread = disclosed_spread(files["README.md"].decode("utf-8"))
+        both = fit_obs_vs_rct(frame, trial, d, spread)
         return cls(d, frame, trial, scale, {"ate": both.combined}, both)
 
     def answer(self) -> dict[str, object]:

@@ -99,13 +99,13 @@ def _column_row(spec: ColumnSpec) -> str:
     return f"| `{spec.name}` | {spec.timing.value} | {kind} | {text}. |"
 
 
-def _family_section(family: Family) -> list[str]:
+def _family_section(family: Family, declared: dict[str, str]) -> list[str]:
     spec = family_spec(family)
     if spec.estimands == ("ate",):
         shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
     else:
         shared = "Report a 90% interval for each effect (`ci_lower` <= `ci_upper`)."
-    return [shared, *spec.readme_lines()]
+    return [shared, *spec.readme_lines(declared)]
 
 
 def effect_size_line(outcome: str) -> str:
@@ -210,7 +210,7 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
             f"assigned, how `{outcome.name}` depends on the pre-treatment columns and how "
             f"the effect differs between {theme.unit}s may all be nonlinear.",
         ]
-    lines += _family_section(facts.family)
+    lines += _family_section(facts.family, facts.declared)
     if facts.effect_sizes:
         lines.append(effect_size_line(outcome.name))
     lines += [

@@ -1,0 +1,60 @@
+"""The multi-estimand families' effect priors, as the public generator draws them.
+
+The eval-v2 audit's `bayes-prior` probe must know everything the public source
+discloses about a task's truths. For cate's levels and mediation's three effects the
+disclosed prior is not one formula but the distribution the generator's code induces
+(a level's effect is the base effect plus a level's interaction; the indirect effect
+a product of two drawn weights; the direct one a difference), so the probe asks the
+generator itself: it draws SCMS_PER_PRIOR SCMs of the family at the generator
+version of the audited namespace (public key, ids far past any split), computes
+their exact truths, and turns each estimand's |value| into PRIOR_BINS equal-mass
+uniform pieces with a random sign (reference/posterior.py's Prior). The probe runs
+host-side in the audit; its scripted-agent twin covers the seed families.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+
+import numpy as np
+
+from causal_gym.families.registry import family_spec
+from causal_gym.generate.pipeline import draw_scm
+from causal_gym.reference.posterior import Prior
+from causal_gym.rng_keys.derive import derive_streams
+from causal_gym.rng_keys.keys import resolve_key
+from causal_gym.spec.plan import plan_task
+from causal_gym.task_id import TaskId
+
+SCMS_PER_PRIOR = 3000
+PRIOR_BINS = 40
+#: Ids this far past index 0 belong to no split or stream anyone uses.
+_FIRST_INDEX = 10**9
+
+
+@cache
+def empirical_prior(namespace: str, family: str) -> dict[str, Prior]:
+    """Estimand kind -> its prior ("level" for every cate level, else the estimand's
+    name), at the generator version of `namespace`."""
+    key = resolve_key(environ={})
+    spec = family_spec(family)
+    values: dict[str, list[float]] = {}
+    for i in range(SCMS_PER_PRIOR):
+        tid = TaskId.parse(f"{namespace}:{family}:{_FIRST_INDEX + i}")
+        plan = plan_task(key, tid, staged_rows=1000)
+        scm, naming = draw_scm(plan, derive_streams(key, tid, 0))
+        levels = naming.columns[scm.modifier].levels if scm.modifier is not None else ()
+        for name, value in spec.estimand_values(scm, levels).items():
+            values.setdefault("level" if spec.per_level_estimands else name, []).append(value)
+    return {kind: _pieces(np.abs(np.asarray(v))) for kind, v in values.items()}
+
+
+def _pieces(magnitudes: np.ndarray) -> Prior:
+    edges = np.quantile(magnitudes, np.linspace(0.0, 1.0, PRIOR_BINS + 1))
+    pieces = []
+    for low, high in itertools.pairwise(edges):
+        if high > low:
+            pieces.append((float(low), float(high)))
+    weight = 1.0 / len(pieces)
+    return Prior(0.0, tuple((weight, low, high) for low, high in pieces))
