@@ -11,9 +11,12 @@ the reference's own choices. It reads what an agent reads (README.md and data.cs
   [0.02, 0.98]) and one linear outcome model per arm, on every pre-treatment column
   (categoricals one-hot, first level dropped).
 - estimate: the mean AIPW score; SE from its influence function; 90% normal interval.
-- null_detect: the posterior probability of a non-zero effect under the disclosed
-  prior, with a normal alternative whose spread is three standard errors or a quarter
-  of the outcome's SD, whichever is larger.
+- null_detect: the posterior under the family's prior, on a grid of its own: the
+  README's share of non-zero effects, and from the public generator the sizes of
+  those (7 in 13 hard, |ATE| in [0.05, 0.25]; 6 in 13 wide, in [0.30, 1.50]). The
+  answer is the posterior median, the 5%-95% posterior interval (widened, with equal
+  mass beyond each end, to the AIPW interval's width where narrower) and P(ATE != 0):
+  the loss-optimal answer, as the reference's is, computed independently of it.
 """
 
 from __future__ import annotations
@@ -137,15 +140,42 @@ def aipw_fit(d: Dictionary, data: bytes) -> AipwFit:
     return AipwFit(float(score.mean()), se, len(score), float(np.std(y)))
 
 
-def effect_probability(fit: AipwFit, prior: float) -> float:
-    """P(ATE != 0 | estimate) with a N(0, tau^2) alternative and the disclosed prior."""
-    tau = max(3 * fit.se, 0.25 * fit.outcome_sd)
+#: The non-zero effect sizes of null_detect, from the public generator: (share of the
+#: non-zero effects, smallest |ATE|, largest |ATE|).
+NONZERO_SIZES = ((7 / 13, 0.05, 0.25), (6 / 13, 0.30, 1.50))
+_GRID = np.linspace(-1.5, 1.5, 6001)
 
-    def density(variance: float) -> float:
-        return math.exp(-(fit.estimate**2) / (2 * variance)) / math.sqrt(variance)
 
-    effect = prior * density(fit.se**2 + tau**2)
-    return effect / (effect + (1 - prior) * density(fit.se**2))
+def posterior_answer(fit: AipwFit, prior: float) -> dict[str, float]:
+    """The null_detect answer under the disclosed prior, on a grid plus the atom."""
+    magnitude = np.abs(_GRID)
+    slab = np.zeros_like(_GRID)
+    for share, low, high in NONZERO_SIZES:
+        inside = (magnitude >= low) & (magnitude <= high)
+        slab += share * inside / inside.sum()
+    like = np.exp(-0.5 * ((fit.estimate - _GRID) / fit.se) ** 2)
+    atom = (1.0 - prior) * math.exp(-0.5 * (fit.estimate / fit.se) ** 2)
+    mass = prior * slab * like
+    total = mass.sum() + atom
+    mass, atom = mass / total, atom / total
+    below = np.cumsum(mass) + atom * (_GRID >= 0.0)  # P(effect <= grid point)
+
+    def quantile(q: float) -> float:
+        return float(_GRID[min(int(np.searchsorted(below, q)), len(_GRID) - 1)])
+
+    lower, upper = quantile(0.05), quantile(0.95)
+    width = 2.0 * Z90 * fit.se
+    if upper - lower < width:  # equal mass beyond each end of a width-`width` interval
+        ends = np.interp(_GRID + width, _GRID, below, right=1.0)
+        balance = below - (1.0 - ends)
+        lower = float(_GRID[min(int(np.searchsorted(balance, 0.0)), len(_GRID) - 1)])
+        upper = lower + width
+    return {
+        "estimate": quantile(0.5),
+        "ci_lower": lower,
+        "ci_upper": upper,
+        "effect_probability": float(1.0 - atom),
+    }
 
 
 def aipw_submission(readme: str, data: bytes) -> dict[str, object]:
@@ -161,5 +191,5 @@ def aipw_submission(readme: str, data: bytes) -> dict[str, object]:
     if d.family == "null_detect":
         if d.prior is None:
             raise AipwError("the README discloses no prior for a non-zero effect")
-        answer["effect_probability"] = effect_probability(fit, d.prior)
+        answer.update(posterior_answer(fit, d.prior))
     return answer
