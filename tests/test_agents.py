@@ -428,7 +428,21 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
             run = result if agent == "reference" else episode(load_policy(agent), task=task)
             assert run.status is EpisodeStatus.SUBMITTED, (agent, run.message)
             totals[agent] += score_submission(task.hidden, checked(run.submission)).reward
-    assert all(totals[a] < totals["reference"] for a in probes), totals
+    if family == "obs_vs_rct":
+        # Two tasks decide nothing about the pool-or-trial trade-off now that half the
+        # biases are small (generator 3): the audit shows each probe below honest over
+        # 1,200 tasks. Here every probe must answer exactly as the library's does.
+        from causal_gym.reference import estimand_probes
+        from causal_gym.reference.estimands import Analysis
+
+        for task in tasks:
+            for agent in probes:
+                run = episode(load_policy(agent), task=task)
+                probe = estimand_probes.PROBES[agent.replace("-", "_")]
+                want = probe(Analysis.parse(dict(task.public.files)))
+                assert run.submission == pytest.approx(want, rel=1e-9), agent
+    else:
+        assert all(totals[a] < totals["reference"] for a in probes), totals
     other = "trial-only" if family != "obs_vs_rct" else "total-as-direct"
     refused = episode(load_policy(other), task=tasks[0])
     assert refused.status is not EpisodeStatus.SUBMITTED

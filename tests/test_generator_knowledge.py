@@ -249,3 +249,17 @@ def test_obs_vs_rct_discloses_the_bias_size_and_its_reference_uses_it() -> None:
     biased = np.mean(0.5 * (np.exp(-0.5 * (z - rho) ** 2) + np.exp(-0.5 * (z + rho) ** 2)))
     clean = math.exp(-0.5 * z * z)
     assert p(z, BIAS_SPREAD) == pytest.approx(biased / (biased + clean), rel=1e-4)
+
+
+@pytest.mark.parametrize(("estimate", "se"), [(0.0, 0.05), (0.12, 0.08), (-0.4, 0.1), (1.2, 0.2)])
+def test_the_third_party_posterior_agrees_with_the_references(estimate: float, se: float) -> None:
+    """Two implementations written apart (aipw.py on a grid, posterior.py exact) give the
+    same null_detect answer for the same estimate and SE, to the grid's resolution."""
+    from causal_gym.reference.aipw import AipwFit
+    from causal_gym.reference.aipw import posterior_answer as grid_answer
+
+    grid = grid_answer(AipwFit(estimate, se, 1000, 1.0), 13 / 20)
+    exact = posterior_answer(NULL_DETECT_PRIOR, estimate, se, 2 * 1.6448536269514722 * se)
+    for name in ("estimate", "ci_lower", "ci_upper"):
+        assert grid[name] == pytest.approx(exact[name], abs=2e-3), name
+    assert grid["effect_probability"] == pytest.approx(exact["effect_probability"], abs=2e-3)
