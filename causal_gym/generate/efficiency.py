@@ -42,7 +42,7 @@ from causal_gym.scm.sample import sample_clean
 ANCHOR_DRAWS = 50_000
 
 
-def _latent_residual_variance(scm: Scm, latent: str) -> float:
+def latent_residual_variance(scm: Scm, latent: str) -> float:
     """Var(latent | declared columns) for a standard normal latent root with at most
     one observed child, C = w * latent + (observed parents) + s * noise."""
     children = [
@@ -68,7 +68,7 @@ def outcome_noise_variance(scm: Scm) -> float:
         parent = scm.node(edge.parent)
         weight = edge.weights[0]
         if not parent.observed:
-            variance += weight * weight * _latent_residual_variance(scm, parent.id)
+            variance += weight * weight * latent_residual_variance(scm, parent.id)
         elif parent.role is Role.MEDIATOR:
             if [e.parent for e in scm.in_edges(parent.id)] != [TREATMENT_ID]:
                 raise GenerationError(f"mediator {parent.id} has a parent besides T")

@@ -42,7 +42,7 @@ import networkx as nx
 import numpy as np
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate.efficiency import _latent_residual_variance, outcome_noise_variance
+from causal_gym.generate.efficiency import latent_residual_variance, outcome_noise_variance
 from causal_gym.reference.analyst import Z
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Role, Scm
@@ -179,7 +179,7 @@ def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Gener
             if inside:
                 members += [pair.parent, pair.decoy]
             else:
-                resid = _latent_residual_variance(scm, pair.latent)
+                resid = latent_residual_variance(scm, pair.latent)
                 sigma2 += pair.latent_weight**2 * (1.0 - resid)
         r_t = moments.residual_variance([i for i in members if i in moments.spans])
         if not r_t > 0:
