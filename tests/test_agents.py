@@ -449,6 +449,36 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
     assert "answers" in "".join(str(m.get("content")) for m in refused.transcript)
 
 
+@pytest.mark.parametrize("family", ["cate", "mediation", "obs_vs_rct"])
+def test_the_bayes_prior_agent_answers_as_the_audits_probe(family: str) -> None:
+    """`--agent bayes-prior` on a multi-estimand task: it copies the posterior and the
+    generator's priors into the sandbox beside its kit and submits exactly what the
+    audit's probe answers (reference/estimand_probes.py), on a generator-3 train task
+    and a generator-2 frozen one (it tells them by the README's effect-size line)."""
+    from causal_gym.reference import estimand_probes
+    from causal_gym.reference.estimands import Analysis
+
+    for task_id in (f"train:{family}:5", f"eval-v2:{family}:5"):
+        task = generate_task(task_id, KEY)
+        run = episode(load_policy("bayes-prior"), task=task)
+        assert run.status is EpisodeStatus.SUBMITTED, (task_id, run.message)
+        analysis = Analysis.parse(dict(task.public.files))
+        want = flat(estimand_probes.bayes_prior(analysis))
+        assert flat(run.submission) == pytest.approx(want, rel=1e-9), task_id
+        assert want != flat(estimand_probes.honest(analysis))
+
+
+def flat(answer: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested answer (cate's effects, mediation's parts) as one flat mapping."""
+    out: dict[str, Any] = {}
+    for key, value in answer.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def test_probe_agents_score_below_the_reference() -> None:
     rewards: dict[str, float] = {}
     for agent in ("reference", "diff-in-means", "post-treatment", "constant", "narrow"):

@@ -45,10 +45,10 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
     assert "first_level" in report.families["cate"].coverage
     assert set(report.hack_probes["obs_vs_rct"]) >= {"observational_only", "trial_only"}
     assert set(report.forecasts) == {"obs_vs_rct"}
-    # The committed report is generator 2's, scored before reward versions (1): the
-    # generator-3 run fails two of the new checks (docs/audits/eval-v2-generator-3/,
-    # README "Multi-estimand families"), so it is not the committed one yet.
-    assert report.reward_version == 1 and not report.confounding
+    # Generator 3's train tasks under reward version 2, with the checks of issue 24:
+    # obs_vs_rct's confounding is a real test, and knowing the generator buys little.
+    assert report.reward_version == 2 and report.generator_version == 3
+    assert set(report.confounding) == {"obs_vs_rct"} and set(report.bayes_prior) == set(FAMILIES)
     for suffix in ("width_sweep", "coverage", "rewards"):
         png = COMMITTED.with_name(f"audit_report_v2_{suffix}.png")
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -64,6 +64,16 @@ def _forecast(p: dict[str, Any]) -> dict[str, Any]:
     f = p["forecasts"]["obs_vs_rct"]
     gap = f.prior_minus_honest.model_copy(update={"diff_mean": 0.02})
     return {**p, "forecasts": {"obs_vs_rct": f.model_copy(update={"prior_minus_honest": gap})}}
+
+
+def _confounding(p: dict[str, Any], **changes: float) -> dict[str, Any]:
+    c = p["confounding"]["obs_vs_rct"]
+    return {**p, "confounding": {"obs_vs_rct": c.model_copy(update=changes)}}
+
+
+def _bayes_gain(p: dict[str, Any], family: str, gain: float) -> dict[str, Any]:
+    g = p["bayes_prior"][family].model_copy(update={"diff_mean": gain})
+    return {**p, "bayes_prior": {**p["bayes_prior"], family: g}}
 
 
 PERTURBATIONS = [
@@ -83,6 +93,18 @@ PERTURBATIONS = [
         "pooled_for_every_level below honest (cate)",
     ),
     (_forecast, "the prior-only forecast's Brier skill below honest (obs_vs_rct)"),
+    (
+        lambda p: _confounding(p, auc_trial_sd=0.30),
+        "trial.csv's residual SD tells confounding with AUC below 0.6 (obs_vs_rct)",
+    ),
+    (
+        lambda p: _confounding(p, brier_skill_mean=0.95, brier_skill_sd=0.1),
+        "the reference's Brier skill in (0.3, 0.8) (obs_vs_rct)",
+    ),
+    (
+        lambda p: _bayes_gain(p, "mediation", 0.012),
+        "knowing the generator gains at most 0.005 a task (mediation)",
+    ),
 ]
 
 

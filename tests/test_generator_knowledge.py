@@ -263,3 +263,61 @@ def test_the_third_party_posterior_agrees_with_the_references(estimate: float, s
     for name in ("estimate", "ci_lower", "ci_upper"):
         assert grid[name] == pytest.approx(exact[name], abs=2e-3), name
     assert grid["effect_probability"] == pytest.approx(exact["effect_probability"], abs=2e-3)
+
+
+def test_multi_estimand_readmes_disclose_their_effect_sizes_under_generator_3() -> None:
+    """cate, mediation and obs_vs_rct train READMEs carry the effect-size line (the
+    posterior reads its numbers back, and the bayes-prior probe tells the generator by
+    it); the frozen eval-v2 split's do not."""
+    from causal_gym.reference.posterior import disclosed_prior, discloses_effect_sizes
+
+    for family in ("cate", "mediation", "obs_vs_rct"):
+        train = cached_task(f"train:{family}:4").public.files["README.md"].decode()
+        frozen = cached_task(f"eval-v2:{family}:4").public.files["README.md"].decode()
+        assert discloses_effect_sizes(train) and not discloses_effect_sizes(frozen), family
+        widths = sorted(high for _, _, high in disclosed_prior(train, family).pieces)
+        assert 1.0 < widths[0] < widths[-1] < HALF_WIDTH_HIGH
+        assert disclosed_prior(frozen, family) == STANDARD_PRIOR
+
+
+def test_every_generator_3_extract_has_an_unobserved_cause_of_treatment(default_key) -> None:
+    """Generator 2 gave only a confounded extract a latent parent of the treatment, so
+    its treatment was less predictable from the declared columns and its candidates
+    broke positivity more often (public generation attempts told the class with AUC
+    0.65). Generator 3 gives both classes one, drawn the same way; only a confounded
+    extract's reaches the outcome."""
+    from causal_gym.scm.model import Role
+    from tests.test_multi_estimand import hidden_scm
+
+    seen = set()
+    for index in range(12):
+        task_id = f"train:obs_vs_rct:{index}"
+        scm = hidden_scm(task_id, default_key)
+        confounded = cached_task(task_id).hidden.effect_class is EffectClass.CONFOUNDED
+        seen.add(confounded)
+        latent = [e for e in scm.in_edges(TREATMENT_ID) if e.parent == "h0"]
+        assert len(latent) == 1 and 1.0 <= abs(latent[0].weights[0]) <= 1.5, task_id
+        to_outcome = [e for e in scm.in_edges(OUTCOME_ID) if e.parent == "h0"]
+        assert bool(to_outcome) is confounded, task_id
+        role = scm.node("h0").role
+        assert role is (Role.HIDDEN_CONFOUNDER if confounded else Role.HIDDEN_TREATMENT_CAUSE)
+    assert seen == {True, False}
+    for index in range(10):  # the frozen split keeps generator 2's shape
+        task_id = f"eval-v2:obs_vs_rct:{index}"
+        scm = hidden_scm(task_id, default_key)
+        confounded = cached_task(task_id).hidden.effect_class is EffectClass.CONFOUNDED
+        assert ("h0" in scm.latent_ids) is confounded
+
+
+@pytest.mark.slow
+def test_the_committed_estimand_priors_are_what_the_generator_induces() -> None:
+    """reference/estimand_priors.json (the bayes-prior probe's priors, in the sandbox
+    kit) equals a fresh draw from the public generator, number for number."""
+    import json
+    from pathlib import Path
+
+    from causal_gym.audit.effect_priors import priors_table
+    from causal_gym.reference import estimand_probes
+
+    committed = Path(estimand_probes.__file__).with_name(estimand_probes.PRIORS_FILE)
+    assert json.loads(committed.read_text()) == json.loads(json.dumps(priors_table()))

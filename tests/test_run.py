@@ -152,8 +152,14 @@ def test_killing_the_driver_then_resume_runs_exactly_the_missing(tmp_path: Path)
 
 @pytest.mark.slow
 def test_sigterm_stops_a_run_like_ctrl_c_and_leaves_nothing(tmp_path: Path) -> None:
+    """SIGTERM after the first record. Two episodes run at a time for 15 s each, so
+    when the first record is on disk at least four of the eight tasks cannot have
+    started: on a loaded machine the scorer (which rebuilds each task's truth) lags
+    the 3 s episodes this test used to run, and all eight were done and queued for
+    scoring by the time the first record appeared."""
     out = tmp_path / "run"
-    args = ["--split", "eval-v1", "-n", "8", "--agent", "simulated:1:3", "--out", str(out)]
+    args = ["--split", "eval-v1", "-n", "8", "--agent", "simulated:5:3", "--out", str(out)]
+    args += ["--concurrency", "2"]
     driver = subprocess.Popen(
         [RUN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

@@ -8,8 +8,12 @@ a product of two drawn weights; the direct one a difference), so the probe asks 
 generator itself: it draws SCMS_PER_PRIOR SCMs of the family at the generator
 version of the audited namespace (public key, ids far past any split), computes
 their exact truths, and turns each estimand's |value| into PRIOR_BINS equal-mass
-uniform pieces with a random sign (reference/posterior.py's Prior). The probe runs
-host-side in the audit; its scripted-agent twin covers the seed families.
+uniform pieces with a random sign (reference/posterior.py's Prior).
+
+The pieces are committed beside the sandbox kit (reference/estimand_priors.json,
+written by scripts/estimand_priors.py and checked against this module by a test), so
+the probe (reference/estimand_probes.py) runs the same in the audit and as the
+`bayes-prior` scripted agent, which has no generator to ask.
 """
 
 from __future__ import annotations
@@ -31,6 +35,26 @@ SCMS_PER_PRIOR = 3000
 PRIOR_BINS = 40
 #: Ids this far past index 0 belong to no split or stream anyone uses.
 _FIRST_INDEX = 10**9
+
+
+#: The namespace whose generator version each table entry describes.
+GENERATOR_NAMESPACES = {"generator-2": "eval-v2", "generator-3": "train"}
+
+
+def priors_table() -> dict[str, dict[str, dict[str, list[list[float]]]]]:
+    """reference/estimand_priors.json's content: generator -> family -> kind -> pieces."""
+    from causal_gym.task_id import EVAL_V2_FAMILIES
+
+    return {
+        generator: {
+            family: {
+                kind: [list(piece) for piece in prior.pieces]
+                for kind, prior in empirical_prior(namespace, family).items()
+            }
+            for family in EVAL_V2_FAMILIES
+        }
+        for generator, namespace in GENERATOR_NAMESPACES.items()
+    }
 
 
 @cache

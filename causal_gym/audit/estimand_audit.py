@@ -10,15 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from causal_gym.audit.effect_priors import empirical_prior
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.runner import scored_answer
 from causal_gym.families.registry import family_spec
-from causal_gym.reference import analyst
 from causal_gym.reference import estimand_probes as probes
-from causal_gym.reference.estimands import Analysis, EstimandFit, residual_sd
-from causal_gym.reference.posterior import Prior, posterior_answer
+from causal_gym.reference.estimands import Analysis, residual_sd
 from causal_gym.scoring.answer import episode_score
 from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import Task
@@ -70,32 +67,6 @@ class EstimandTaskAudit:
     leak_features: tuple[float, ...] = ()
 
 
-def _posterior(fit: EstimandFit, prior: Prior) -> dict[str, float]:
-    answer = posterior_answer(prior, fit.estimate, fit.se, 2.0 * analyst.Z * fit.se)
-    return {k: answer[k] for k in ("estimate", "ci_lower", "ci_upper")}
-
-
-def bayes_prior(analysis: Analysis, namespace: str) -> dict[str, object]:
-    """What knowing the generator is worth here: each estimand's posterior under the
-    prior the public generator induces on it (audit/effect_priors.py), from the
-    reference's estimate and SE; obs_vs_rct keeps the reference's bias probability,
-    and mediation's total estimate is the sum of the other two (the schema's rule)."""
-    family = analysis.dictionary.family
-    priors = empirical_prior(namespace, family)
-    fits = analysis.fits
-    if family == "cate":
-        return {"effects": {level: _posterior(f, priors["level"]) for level, f in fits.items()}}
-    if family == "mediation":
-        answer = {name: _posterior(fits[name], priors[name]) for name in fits}
-        total = answer["total"]
-        total["estimate"] = answer["direct"]["estimate"] + answer["indirect"]["estimate"]
-        total["ci_lower"] = min(total["ci_lower"], total["estimate"])
-        total["ci_upper"] = max(total["ci_upper"], total["estimate"])
-        return dict(answer)
-    honest_answer = analysis.answer()
-    return {**honest_answer, **_posterior(fits["ate"], priors["ate"])}
-
-
 def _covered_share(record: ScoreRecord) -> float:
     return sum(e.covered for e in record.estimands.values()) / len(record.estimands)
 
@@ -112,8 +83,7 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
     prior = (
         scored_answer(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
     )
-    namespace = task.public.task_id.split(":", 1)[0]
-    bayes = scored_answer(task, bayes_prior(analysis, namespace))
+    bayes = scored_answer(task, probes.bayes_prior(analysis))
     first = next(iter(ref.estimands.values()))
     covered = {
         name: (first.covered if name == "first_level" else ref.estimands[name].covered)

@@ -21,7 +21,6 @@ from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, test
 from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.report import (
     CONSISTENCY_BUDGET,
-    DEMONSTRATION_LEVEL,
     Check,
     KeyRun,
     Leakage,
@@ -36,6 +35,7 @@ from causal_gym.audit.report import (
     sweep_check,
 )
 from causal_gym.audit.summary import family_frame, paired, reward_fields
+from causal_gym.generate.version import generator_version
 from causal_gym.scoring.version import REWARD_VERSION
 
 
@@ -100,6 +100,9 @@ class EstimandAuditReport(Model):
     total_false_alarm: float
     #: The reward version the audit scored with (1: reports made before versions).
     reward_version: int = 1
+    #: The generator version that made the audited tasks (None: reports made before
+    #: audits recorded it).
+    generator_version: int | None = None
     confounding: dict[str, Confounding] = Field(default_factory=dict)
     #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
     bayes_prior: dict[str, Paired] = Field(default_factory=dict)
@@ -143,6 +146,7 @@ def summarize_estimands(
         f: forecast(g) for f, g in groups.items() if any(r.prior_skill is not None for r in g)
     }
     report["reward_version"] = REWARD_VERSION
+    report["generator_version"] = generator_version(namespace)
     report["bayes_prior"] = {
         f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
     }
@@ -150,7 +154,8 @@ def summarize_estimands(
         f: confounding(g) for f, g in groups.items() if any(r.confounded is not None for r in g)
     }
     consistency = sum(len(tested_estimands(f)) + 2 for f in groups)  # coverage, band, sweep
-    consistency += 2 * len(report["confounding"])  # the skill band, the metadata leakage
+    # the two residual-SD AUCs, the skill band, the metadata leakage
+    consistency += 4 * len(report["confounding"])
     consistency += len(report["bayes_prior"])
     report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency
     report["checks"] = tuple(evaluate_estimand_checks(report))
@@ -190,20 +195,24 @@ def confounding_checks(family: str, c: Confounding, alpha: float) -> list[Check]
     from scipy.stats import norm
 
     checks = []
-    z = float(norm.isf(DEMONSTRATION_LEVEL))
+    z = float(norm.isf(alpha))
     se = c.chance_se()
     for what, auc in (("data.csv", c.auc_extract_sd), ("trial.csv", c.auc_trial_sd)):
-        power = max(auc, 1.0 - auc)  # a score that tells the classes apart either way
-        upper = power + z * se
+        # A score tells the classes apart either way round; the check fails only when
+        # the data show max(AUC, 1 - AUC) above the limit (a one-sided test at the
+        # per-check level, like the generator-knowledge gain: a correct system, whose
+        # AUC is at most the limit, fails it with probability at most alpha).
+        power = max(auc, 1.0 - auc)
+        lower, upper = power - z * se, power + z * se
         checks.append(
             Check(
                 name=f"{what}'s residual SD tells confounding with AUC below "
                 f"{SPREAD_AUC_LIMIT} ({family})",
-                test=f"one-sided bound at {DEMONSTRATION_LEVEL} with the AUC's chance SE "
-                "(demonstration)",
-                passed=upper < SPREAD_AUC_LIMIT,
-                detail=f"AUC {auc:.3f} (upper bound of max(AUC, 1 - AUC) {upper:.3f})",
-                false_alarm=float(norm.cdf(z - (SPREAD_AUC_LIMIT - power) / se)),
+                test="one-sided z-test of max(AUC, 1 - AUC) against the limit, the AUC's chance SE",
+                passed=lower <= SPREAD_AUC_LIMIT,
+                detail=f"AUC {auc:.3f} (max(AUC, 1 - AUC) {power:.3f}, "
+                f"interval [{lower:.3f}, {upper:.3f}])",
+                false_alarm=alpha,
             )
         )
     n = c.n_confounded + c.n_clean

@@ -41,6 +41,7 @@ from causal_gym.audit.summary import (
     reward_fields,
 )
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.generate.version import generator_version
 from causal_gym.scoring.version import REWARD_VERSION
 
 LINEAR_COVERAGE_LIMIT = 0.6
@@ -86,6 +87,9 @@ class ExpertAuditReport(Model):
     total_false_alarm: float
     #: The reward version the audit scored with (1: reports made before versions).
     reward_version: int = 1
+    #: The generator version that made the audited tasks (None: reports made before
+    #: audits recorded it).
+    generator_version: int | None = None
     #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
     bayes_prior: dict[str, Paired] = Field(default_factory=dict)
     #: Staged-only leakage of null_detect's structural nulls.
@@ -138,6 +142,7 @@ def summarize_expert(
     whole = namespace != "train"
     report["prior"] = prior_blocks(rows, list(fingerprints), per_family) if whole else None
     report["reward_version"] = REWARD_VERSION
+    report["generator_version"] = generator_version(namespace)
     report["bayes_prior"] = {
         f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
     }

@@ -142,6 +142,9 @@ class AuditReport(Model):
     expert_tasks: int = 0
     #: The reward version the audit scored with (1: reports made before versions).
     reward_version: int = 1
+    #: The generator version that made the audited tasks (None: reports made before
+    #: audits recorded it).
+    generator_version: int | None = None
     #: The bayes-prior probe minus honest, by family and "overall" (knowledge.py).
     bayes_prior: dict[str, Paired] = Field(default_factory=dict)
     #: Staged-only leakage of the hidden class, by family (null_detect's nulls).

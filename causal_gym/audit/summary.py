@@ -28,6 +28,7 @@ from causal_gym.audit.report import (
 )
 from causal_gym.audit.runner import TaskAudit
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.generate.version import generator_version
 from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import EVAL_V1_FAMILIES as FAMILIES
 
@@ -252,6 +253,7 @@ def summarize(
         },
         "expert_tasks": sum(r.expert for r in rows),
         "reward_version": REWARD_VERSION,
+        "generator_version": generator_version(namespace),
         "bayes_prior": {
             g: paired([r.bayes_reward for r in m], [r.reward for r in m]) for g, m in pooled.items()
         },

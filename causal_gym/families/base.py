@@ -84,6 +84,10 @@ class FamilySpec(ABC):
     #: posterior) for one ATE from data.csv; estimands.py beside analyst.py for several
     #: estimands or several files (then its probes are in estimand_probes.py).
     reference_kit: ClassVar[tuple[str, ...]] = ("analyst.py", "flexible.py", "posterior.py")
+    #: Generator 3's README line on effect sizes (staging/readme.py): what the
+    #: hyperprior draws, and what the family builds from that draw.
+    effect_size_subject: ClassVar[str] = "the true ATE"
+    effect_size_detail: ClassVar[str] = ""
 
     @property
     def multi_estimand(self) -> bool:
@@ -121,6 +125,11 @@ class FamilySpec(ABC):
 
     def hidden_confounder(self, effect: EffectClass) -> bool:
         """Whether the SCM gets a confounder no declared column blocks (obs_vs_rct)."""
+        return False
+
+    def hidden_treatment_cause(self, effect: EffectClass, generator_version: int) -> bool:
+        """Whether an SCM without a hidden confounder still gets an unobserved cause of
+        the treatment alone, drawn the same way (obs_vs_rct under generator 3)."""
         return False
 
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:

@@ -53,6 +53,11 @@ class CateFamily(FamilySpec):
     reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("pooled_for_every_level", "per_level_difference_in_means")
     modifier_levels = (3, 5)
+    effect_size_subject = "the effect at one level of the effect modifier"
+    effect_size_detail = (
+        " Every other level's effect differs from it by an amount drawn uniformly between "
+        "0.2 and 0.8, with either sign."
+    )
     rows_factor = 3.0
     min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}
 

@@ -65,6 +65,12 @@ class MediationFamily(FamilySpec):
     reference_kit = ("analyst.py", "estimands.py")
     extra_probes = ("total_as_direct", "mediator_as_confounder")
     declared_mediator = True
+    effect_size_subject = "the true total effect"
+    effect_size_detail = (
+        " The indirect effect is the treatment's weight on the mediator (between 0.5 and 1.0 "
+        "in size) times the mediator's weight on the outcome (between 0.3 and 0.8), each "
+        "with either sign; the direct effect is the rest."
+    )
     min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}
     # The declared mediator is the only one: another would carry part of the
     # "direct" effect through a column the README calls post-treatment.

@@ -137,10 +137,16 @@ class ObsVsRctFamily(FamilySpec):
     def hidden_confounder(self, effect: EffectClass) -> bool:
         return effect.value == "confounded"
 
+    def hidden_treatment_cause(self, effect: EffectClass, generator_version: int) -> bool:
+        # Generator 2 gave only confounded extracts a latent parent of the treatment:
+        # they needed more generation attempts (positivity) and their treatment was
+        # less predictable from the declared columns (issue 24's leakage check).
+        return generator_version >= 3 and not self.hidden_confounder(effect)
+
     def calibrate(
         self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
     ) -> Scm | None:
-        if plan.generator_version < 3 or "h0" not in scm.latent_ids:
+        if plan.generator_version < 3 or not self.hidden_confounder(plan.effect_class):
             return scm
         from causal_gym.generate.bias import calibrated_confounder
 
@@ -154,7 +160,7 @@ class ObsVsRctFamily(FamilySpec):
         from causal_gym.generate.bias import omitted_bias_in_ses
         from causal_gym.scm.certify import CONFOUNDING_REASON
 
-        if "h0" not in scm.latent_ids:
+        if not self.hidden_confounder(plan.effect_class):
             return []
         if plan.generator_version < 3:
             bias = omitted_bias_in_ses(scm, sample)

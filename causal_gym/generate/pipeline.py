@@ -118,6 +118,7 @@ def _stage_multi(
         coding,
         submission_json_schema(family),
         declared,
+        effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
     )
     readme = render_readme(facts, streams.prompt)
     files["README.md"] = readme.encode("utf-8")

@@ -14,7 +14,10 @@ the newest. History (CHANGELOG.md has the why):
    [-A, A], A log-uniform on [1, 3], where version 2 had |ATE| uniform on
    [0.10, 1.50]; the README of an ate or adjustment task says so. obs_vs_rct's
    confounding bias uniform between 0.5 and 4 combined SEs, its confounder adding no
-   outcome variance, and the README saying so.
+   outcome variance, and the README saying so; every obs_vs_rct extract has an
+   unobserved cause of its treatment (a confounder only in the confounded class), so
+   treatment assignment and generation attempts do not tell the classes; cate's and
+   mediation's READMEs disclose their effect sizes too.
 """
 
 from typing import Final

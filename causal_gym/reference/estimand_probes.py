@@ -12,6 +12,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -159,6 +160,57 @@ def prior_only(a: Analysis) -> Answer:
     return {**a.answer(), "bias_probability": PRIORS["obs_vs_rct"]}
 
 
+#: The effect priors the public generator induces on each estimand, by generator
+#: (scripts/estimand_priors.py writes it from causal_gym/audit/effect_priors.py).
+PRIORS_FILE = "estimand_priors.json"
+
+
+def _posterior() -> Any:
+    """posterior.py, which only the bayes-prior agent copies into its sandbox."""
+    try:
+        from causal_gym.reference import posterior
+    except ImportError:
+        import posterior  # type: ignore[no-redef,import-not-found]
+    return posterior
+
+
+def estimand_priors(readme: str, family: str) -> dict[str, Any]:
+    """Estimand kind ("level" for cate's levels, else the estimand's name) -> its
+    prior (posterior.Prior) under the generator that made the task: 3 when the README
+    carries the effect-size line, else 2 (the frozen eval-v2 split)."""
+    posterior = _posterior()
+    generator = "generator-3" if posterior.discloses_effect_sizes(readme) else "generator-2"
+    table = json.loads(Path(__file__).with_name(PRIORS_FILE).read_text("utf-8"))
+    return {
+        kind: posterior.Prior(0.0, tuple((w, lo, hi) for w, lo, hi in pieces))
+        for kind, pieces in table[generator][family].items()
+    }
+
+
+def _posterior_interval(fit: EstimandFit, prior: Any) -> dict[str, float]:
+    answer = _posterior().posterior_answer(prior, fit.estimate, fit.se, 2.0 * analyst.Z * fit.se)
+    return {k: answer[k] for k in ("estimate", "ci_lower", "ci_upper")}
+
+
+def bayes_prior(a: Analysis) -> Answer:
+    """What knowing the generator is worth: each estimand's posterior under the prior
+    the public generator induces on it, from the reference's estimate and SE.
+    obs_vs_rct keeps the reference's bias probability; mediation's total estimate is
+    the sum of the other two (the schema's rule) inside the total's interval."""
+    family = a.dictionary.family
+    priors = estimand_priors(a.readme, family)
+    if family == "cate":
+        return {"effects": {k: _posterior_interval(f, priors["level"]) for k, f in a.fits.items()}}
+    if family == "mediation":
+        answer = {name: _posterior_interval(a.fits[name], priors[name]) for name in a.fits}
+        total = answer["total"]
+        total["estimate"] = answer["direct"]["estimate"] + answer["indirect"]["estimate"]
+        total["ci_lower"] = min(total["ci_lower"], total["estimate"])
+        total["ci_upper"] = max(total["ci_upper"], total["estimate"])
+        return dict(answer)
+    return {**a.answer(), **_posterior_interval(a.fits["ate"], priors["ate"])}
+
+
 #: Every family's probes; the audit runs the shared ones and the family's own.
 SHARED_PROBES: dict[str, Callable[[Analysis], Answer]] = {
     "constant_zero_huge_interval": constant,
@@ -175,6 +227,7 @@ FAMILY_PROBES: dict[str, Callable[[Analysis], Answer]] = {
 }
 PROBES = {
     "honest": honest,
+    "bayes_prior": bayes_prior,
     **SHARED_PROBES,
     **FAMILY_PROBES,
     # the names the seed families' probe agents use, for the probes every family has

@@ -241,22 +241,24 @@ class Analysis:
     scale: float
     fits: dict[str, EstimandFit]
     obs_rct: ObsRctFit | None
+    #: The README's text (what a prior-aware probe reads its disclosures from).
+    readme: str = ""
 
     @classmethod
     def parse(cls, files: dict[str, bytes]) -> Analysis:
-        d = analyst.parse_readme(files["README.md"].decode("utf-8"))
+        readme = files["README.md"].decode("utf-8")
+        d = analyst.parse_readme(readme)
         frame = analyst.read_staged(files["data.csv"], d)
         scale = analyst.outcome_scale(frame, d.outcome)
         if d.family == "cate":
-            return cls(d, frame, None, scale, fit_cate(frame, d), None)
+            return cls(d, frame, None, scale, fit_cate(frame, d), None, readme)
         if d.family == "mediation":
-            return cls(d, frame, None, scale, fit_mediation(frame, d), None)
+            return cls(d, frame, None, scale, fit_mediation(frame, d), None, readme)
         if d.family != "obs_vs_rct":
             raise analyst.ReadmeFormatError(f"{d.family} is not a multi-estimand family")
         trial = analyst.read_staged(files["trial.csv"], d)
-        spread = disclosed_spread(files["README.md"].decode("utf-8"))
-        both = fit_obs_vs_rct(frame, trial, d, spread)
-        return cls(d, frame, trial, scale, {"ate": both.combined}, both)
+        both = fit_obs_vs_rct(frame, trial, d, disclosed_spread(readme))
+        return cls(d, frame, trial, scale, {"ate": both.combined}, both, readme)
 
     def answer(self) -> dict[str, object]:
         """The reference submission."""

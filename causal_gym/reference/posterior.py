@@ -68,9 +68,9 @@ STANDARD_PRIOR = Prior(0.0, STANDARD_PIECES)
 #: Pieces approximating generator version 3's hyperprior (A log-uniform, the ATE
 #: uniform on [-A, A]): A at the midpoints of HYPERPRIOR_PIECES equal-mass bins.
 HYPERPRIOR_PIECES = 40
-#: The README line of a version-3 ate or adjustment task (staging/readme.py).
+#: The README line of a version-3 task (staging/readme.py).
 _EFFECT_SIZE = re.compile(
-    r"^Effect size: the true ATE was drawn uniformly between -A and A .*?, with A drawn "
+    r"^Effect size: [^\n]*? was drawn uniformly between -A and A .*?, with A drawn "
     r"log-uniformly between ([0-9.]+) and ([0-9.]+)\.",
     re.MULTILINE,
 )
@@ -81,6 +81,12 @@ def hyperprior(low: float, high: float, pieces: int = HYPERPRIOR_PIECES) -> Prio
     span = math.log(high) - math.log(low)
     widths = [math.exp(math.log(low) + (k + 0.5) / pieces * span) for k in range(pieces)]
     return Prior(0.0, tuple((1.0 / pieces, 0.0, a) for a in widths))
+
+
+def discloses_effect_sizes(readme: str) -> bool:
+    """Whether the README carries generator 3's effect-size line (the frozen splits,
+    made by generator 2, do not)."""
+    return _EFFECT_SIZE.search(readme) is not None
 
 
 def disclosed_prior(readme: str, family: str) -> Prior:

@@ -210,6 +210,9 @@ def _linear_scm(
     if shape.hidden_confounder(effect):
         hidden = b.root("h0", Role.HIDDEN_CONFOUNDER, Kind.CONTINUOUS)
         extra_y.append((hidden, b.signed(0.8, 1.5)))
+    elif shape.hidden_treatment_cause(effect, prior.generator_version):
+        hidden = b.root("h0", Role.HIDDEN_TREATMENT_CAUSE, Kind.CONTINUOUS)
+        b.signed(0.8, 1.5)  # the confounder's weight on Y, drawn and unused: same streams
 
     # Treatment: every parent is an observed pre-treatment covariate, so adjusting for
     # all of them blocks every backdoor path at its first step (a hidden confounder,
@@ -225,7 +228,7 @@ def _linear_scm(
     b.add(Node(TREATMENT_ID, Role.TREATMENT, intercept=float(rng.uniform(-0.6, 0.6))))
     for parent in t_parents:
         b.link(parent, TREATMENT_ID, b.signed(0.5, 1.0) * scale)
-    if hidden is not None:  # strong, so that the bias it causes is material
+    if hidden is not None:  # strong, so that a confounder's bias is material
         b.link(hidden, TREATMENT_ID, b.signed(1.0, 1.5))
 
     is_null = effect is EffectClass.STRUCTURAL_NULL

@@ -42,6 +42,10 @@ class Role(StrEnum):
     MODIFIER = "effect_modifier"
     DECLARED_MEDIATOR = "declared_mediator"
     HIDDEN_CONFOUNDER = "unobserved_confounder"
+    #: obs_vs_rct's unconfounded extracts under generator 3: an unobserved cause of the
+    #: treatment only, drawn as the confounder is, so that how the treatment was
+    #: assigned (and how often a candidate breaks positivity) does not tell the classes.
+    HIDDEN_TREATMENT_CAUSE = "unobserved_cause_of_treatment"
 
 
 class Kind(StrEnum):
@@ -59,7 +63,14 @@ class Timing(StrEnum):
     MEDIATOR = "mediator"
 
 
-LATENT_ROLES = frozenset({Role.LATENT_CONFOUNDER, Role.DECOY_LATENT, Role.HIDDEN_CONFOUNDER})
+LATENT_ROLES = frozenset(
+    {
+        Role.LATENT_CONFOUNDER,
+        Role.DECOY_LATENT,
+        Role.HIDDEN_CONFOUNDER,
+        Role.HIDDEN_TREATMENT_CAUSE,
+    }
+)
 POST_ROLES = frozenset({Role.MEDIATOR, Role.DESCENDANT})
 
 

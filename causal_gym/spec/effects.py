@@ -46,6 +46,9 @@ class EffectPrior:
 
     effect: EffectClass
     hyperprior: bool
+    #: The generator version the plan was made under (some families change shape
+    #: with it, e.g. obs_vs_rct's latent cause of treatment from version 3 on).
+    generator_version: int
 
     def draw(self, rng: np.random.Generator, effect_rng: np.random.Generator) -> float:
         """The signed ATE; `rng` is the SCM's stream (two draws, whichever version),
@@ -73,4 +76,6 @@ class EffectPrior:
 
 
 def effect_prior(effect: EffectClass, generator_version: int) -> EffectPrior:
-    return EffectPrior(effect, generator_version >= 3 and effect in HYPERPRIOR_CLASSES)
+    return EffectPrior(
+        effect, generator_version >= 3 and effect in HYPERPRIOR_CLASSES, generator_version
+    )

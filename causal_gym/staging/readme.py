@@ -108,15 +108,16 @@ def _family_section(family: Family, declared: dict[str, str]) -> list[str]:
     return [shared, *spec.readme_lines(declared)]
 
 
-def effect_size_line(outcome: str) -> str:
-    """The disclosed effect-size prior (spec/effects.py); reference/probes.py reads
-    its numbers back."""
+def effect_size_line(outcome: str, family: str = "ate") -> str:
+    """The disclosed effect-size prior (spec/effects.py); reference/posterior.py reads
+    its numbers back, and its presence tells a generator-3 task."""
     from causal_gym.spec.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
 
+    spec = family_spec(family)
     return (
-        f"Effect size: the true ATE was drawn uniformly between -A and A (in units of "
-        f"`{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
-        f"{HALF_WIDTH_HIGH:g}."
+        f"Effect size: {spec.effect_size_subject} was drawn uniformly between -A and A (in "
+        f"units of `{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
+        f"{HALF_WIDTH_HIGH:g}.{spec.effect_size_detail}"
     )
 
 
@@ -212,7 +213,7 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         ]
     lines += _family_section(facts.family, facts.declared)
     if facts.effect_sizes:
-        lines.append(effect_size_line(outcome.name))
+        lines.append(effect_size_line(outcome.name, facts.family.value))
     lines += [
         "",
         "Submit exactly one JSON object matching this schema with the `submit_answer` "

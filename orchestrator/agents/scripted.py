@@ -95,7 +95,11 @@ class ProbePolicy(ScriptedAnalysisPolicy):
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
         self.files = (*family_spec(task.family).reference_kit, "probes.py")
         if family_spec(task.family).multi_estimand:
-            self.files = (*family_spec(task.family).reference_kit, "estimand_probes.py")
+            # bayes-prior also needs the posterior and the priors the generator
+            # induces (estimand_probes.PRIORS_FILE, written by scripts/estimand_priors.py).
+            extra = ("posterior.py", "estimand_priors.json") if self.name == "bayes-prior" else ()
+            kit = (*family_spec(task.family).reference_kit, *extra, "estimand_probes.py")
+            self.files = kit
             self.command = f"python estimand_probes.py /workspace --probe {self.name}"
 
 
