@@ -1,5 +1,3 @@
-"""Distributed runner for causal-gym on Ray.
-
-Not built yet: the sandboxes, agent episodes and the Ray dispatcher arrive with
-their own issues. The package exists so the repository has its final shape.
-"""
+"""Distributed runner for causal-gym on Ray: head-pinned generator and scorer actors,
+sandbox actors that run agent episodes, durable run folders, streams for RL trainers
+and the trainer adapters. `causal-gym-run` is its command line."""

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian/Ubuntu machine (Python >= 3.11) for causal-gym:
 # system packages first, then the project virtualenv in .venv.
-#   bash scripts/bootstrap.sh          runtime install (bubblewrap from apt)
+#   bash scripts/bootstrap.sh          runtime install (bubblewrap from apt; inspect_ai for run logs)
 #   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
-#                                      debootstrap from apt) + the local model server
+#                                      debootstrap and chromium from apt) + the local model server
 #   bash scripts/bootstrap.sh --local-model
 #                                      runtime + the local model server (llama.cpp built from
 #                                      source, about 10-25 min the first time; SmolLM2-135M weights)
@@ -12,13 +12,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-extras=""
+extras="[inspect]"
 local_model=""
 case "${1:-}" in
   "") ;;
   --test) extras="[test]"; local_model=1 ;;
   --local-model) local_model=1 ;;
-  --demo) extras="[demo]"; local_model=1 ;;
+  --demo) extras="[demo,inspect]"; local_model=1 ;;
   *) echo "bootstrap.sh: unknown option '$1' (accepted: --test, --local-model, --demo)" >&2; exit 2 ;;
 esac
 
@@ -34,9 +34,11 @@ python3 -c 'import ensurepip, venv' 2>/dev/null || packages+=(python3-venv)
 # bubblewrap is the embedded default sandbox.
 command -v bwrap >/dev/null || packages+=(bubblewrap)
 if [ "$extras" = "[test]" ]; then
-  # The tests also use a real Docker daemon and debootstrap for stand-in images.
+  # The tests also use a real Docker daemon and debootstrap for stand-in images, and
+  # Debian's chromium for the log viewer's browser test.
   command -v dockerd >/dev/null || packages+=(docker.io)
   command -v debootstrap >/dev/null || packages+=(debootstrap)
+  command -v chromium >/dev/null || packages+=(chromium)
 fi
 if [ -n "$local_model" ]; then
   # llama.cpp builds from source.

@@ -155,12 +155,14 @@ def run_sandbox_tool(
     return ToolOutcome(format_exec(result, limit), exec_result=result)
 
 
+#: The reply to a valid submission (exports tell an accepted call by it).
+SUBMISSION_ACCEPTED = "Submission accepted. It is final; the episode ends here."
+
+
 def run_submit(raw: str, task: TaskWire) -> ToolOutcome:
     checked = validate_submission(task.family, raw or "", task.columns, task.estimands)
     if isinstance(checked, Accepted):
-        return ToolOutcome(
-            "Submission accepted. It is final; the episode ends here.", validation=checked
-        )
+        return ToolOutcome(SUBMISSION_ACCEPTED, validation=checked)
     listed = "\n".join(f"- {e}" for e in checked.errors)
     return ToolOutcome(
         f"Submission rejected, not scored ({len(checked.errors)} problem(s)):\n"

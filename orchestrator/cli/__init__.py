@@ -3,11 +3,11 @@
 import signal
 import sys
 
-from orchestrator.cli import episode, run, sandbox, stream  # noqa: F401  (registration)
+from orchestrator.cli import episode, export, run, sandbox, stream  # noqa: F401  (registration)
 from orchestrator.cli.common import app
 
 #: Subcommands that never start Ray (a bare invocation runs a split on Ray).
-_WITHOUT_RAY = ("episode", "sandbox", "--help", "-h")
+_WITHOUT_RAY = ("episode", "export", "sandbox", "--help", "-h")
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -57,6 +57,10 @@ def run(
         str | None, Opt("--api-key-env", help="Variable holding the API key.")
     ] = None,
     key_file: Annotated[Path | None, Opt("--key-file", help="File holding the hex key.")] = None,
+    inspect_log: Annotated[
+        bool | None,
+        Opt("--inspect-log", help="Also write an inspect_ai log (.eval) of the run at the end."),
+    ] = None,
 ) -> None:
     """Run agents over a split on Ray (embedded local Ray, or a cluster with --address),
     score them on the head, write results.jsonl, summary.json, report.md and plots."""
@@ -90,6 +94,7 @@ def run(
         "address": address,
         "connect_timeout_s": connect_timeout,
         "openai": openai or None,
+        "inspect_log": inspect_log,
     }
     if config is None and not any(v is not None for v in overrides.values()) and not resume:
         typer.echo(ctx.get_help())
@@ -145,12 +150,39 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
 
     from orchestrator.run.report import baseline_table
 
+    if settings.inspect_log:
+        require_inspect_or_fail()
     key = run_key(key_file)
     console = Console(stderr=True)
     summary, folder = execute_or_fail(settings, key, resume, console)
     for line in baseline_table([summary]):
         typer.echo(line)
     console.print(f"wrote {folder}/summary.json, report.md and plots")
+    if settings.inspect_log:
+        console.print(write_inspect_log(folder))
+
+
+def require_inspect_or_fail() -> None:
+    """inspect logs need the `inspect` extra: say so before any work (exit 2)."""
+    from orchestrator.run.inspect_log import InspectLogError, require_inspect
+
+    try:
+        require_inspect()
+    except InspectLogError as exc:
+        fail(str(exc))
+
+
+def write_inspect_log(
+    folder: Path, out: Path | None = None, label: str = "", directory: Path | None = None
+) -> str:
+    """Export a finished run folder's inspect log; the line to print, or exit 1."""
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.run.inspect_log import export_inspect, summary_line
+
+    try:
+        return summary_line(export_inspect(folder, out, label, directory))
+    except OrchestratorError as exc:
+        fail(str(exc), code=1)
 
 
 @app.command()
@@ -188,6 +220,8 @@ def baselines(
         runs = run_configs(settings, folder)
     except ConfigError as exc:
         fail(str(exc))
+    if settings.inspect_logs:
+        require_inspect_or_fail()
     key = run_key(key_file)
     from orchestrator.agents.loader import AgentSpecError, check_agent_loads
 
@@ -214,5 +248,7 @@ def baselines(
             if server is not None:
                 server.stop()
         summaries.append(summary)
+        if settings.inspect_logs:  # one log per agent, beside the table
+            console.print(write_inspect_log(run.out, label=entry.folder_name, directory=folder))
     typer.echo(write_outputs(summaries, folder), nl=False)
     console.print(f"wrote {folder}/baselines.md, baselines.json and baselines.png")

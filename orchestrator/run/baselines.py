@@ -85,6 +85,8 @@ class BaselinesConfig(BaseModel):
     out: Path = Path("runs/baselines-{run_id}")
     run: dict[str, Any] = Field(default_factory=dict)
     agents: tuple[BaselineAgent, ...] = Field(min_length=1)
+    #: One inspect_ai log per agent beside the table (the `inspect` extra).
+    inspect_logs: bool = True
 
 
 def load_baselines(path: Path, out: Path | None) -> BaselinesConfig:
@@ -115,6 +117,8 @@ def run_configs(config: BaselinesConfig, folder: Path) -> list[RunConfig]:
         if entry.openai is not None:
             overrides["openai"] = entry.openai.model_dump(exclude_none=True)
         overrides["out"] = str(folder / entry.folder_name)
+        # the baselines write each agent's log beside the table, not in its run folder
+        overrides["inspect_log"] = False
         try:
             run = load_config(None, {**config.run, **overrides})
             run.task_ids()

@@ -1,0 +1,218 @@
+"""inspect_ai logs of runs (issue 25): real runs on Ray write them, inspect_ai's own
+reader reads them back equal to the run's records, a secret-key run's log holds no
+task id, truth or key, and `inspect view` shows them in a real browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from causal_gym import generate_task
+from causal_gym.rng_keys.keys import parse_key_hex
+from orchestrator.run.read_back import read_records
+from tests.support.cli import orchestrator_cli
+
+pytestmark = [pytest.mark.ray, pytest.mark.sandbox, pytest.mark.xdist_group("ray")]
+BIN = Path(sys.executable).parent
+SECRET = "c3" * 32
+CHROMIUM = "/usr/bin/chromium"
+
+
+def run(out: Path, agent: str, *extra: str, key: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
+    if key is not None:
+        env["CAUSAL_GYM_KEY"] = key
+    args = ["--split", "eval-v1", "--per-family", "2", "--agent", agent, "--out", str(out)]
+    return subprocess.run(
+        [str(BIN / "causal-gym-run"), *args, "--inspect-log", *extra],
+        env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two real 6-task runs with --inspect-log: the reference under the public key,
+    and a probe that answers no eval-v1 family (every episode fails) under a secret key."""
+    base = tmp_path_factory.mktemp("inspect")
+    folders = {"reference": base / "reference", "failing": base / "failing"}
+    ref = run(folders["reference"], "reference")
+    assert ref.returncode == 0, ref.stderr
+    bad = run(folders["failing"], "trial-only", key=SECRET)
+    assert bad.returncode == 0, bad.stderr
+    for proc, folder in ((ref, folders["reference"]), (bad, folders["failing"])):
+        assert f"view it with: inspect view start --log-dir {folder}" in proc.stderr.replace(
+            "\n", ""
+        ), proc.stderr
+    return folders
+
+
+def the_log(folder: Path) -> Path:
+    (log,) = folder.glob("*.eval")
+    return log
+
+
+def read(folder: Path) -> Any:
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(the_log(folder)))
+
+
+def test_a_reference_run_reads_back_equal_to_its_records(runs: dict[str, Path]) -> None:
+    log = read(runs["reference"])
+    finals = {r.task_id: r for r in read_records(runs["reference"]) if r.final}
+    assert log.status == "success" and len(log.samples) == 6 == len(finals)
+    assert log.eval.model == "scripted/reference" and log.eval.dataset.samples == 6
+    assert log.eval.metadata["causal_gym"]["config"]["agent"] == "reference"
+    transcripts = {
+        json.loads(line)["task_id"]: json.loads(line)["messages"]
+        for line in (runs["reference"] / "transcripts.jsonl").read_text().splitlines()
+    }
+    for sample in log.samples:
+        record = finals[sample.id]  # a public-key run keeps its task ids
+        score = sample.scores["causal_gym"]
+        assert score.value == record.reward  # to the last digit
+        for name in ("clipped_reward", "estimand_reward", "width_ratio", "abs_error", "loss"):
+            assert score.metadata[name] == getattr(record, name), name
+        assert score.metadata["reward_version"] == record.reward_version
+        assert sample.metadata["family"] == record.family and sample.metadata["attempts"]
+        raw = transcripts[sample.id]
+        assert [m.role for m in sample.messages] == [m["role"] for m in raw]
+        submit = [c for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []]
+        assert submit[-1].function == "submit_answer"
+        assert json.loads(score.answer) == submit[-1].arguments
+        assert sample.files == ["data.csv", "README.md"]
+        assert sample.input.startswith("You are") and sample.total_time == record.wall_s
+    mean = log.results.scores[0].metrics["mean"].value
+    assert mean == pytest.approx(sum(r.reward for r in finals.values()) / 6, rel=1e-12)
+
+
+def test_a_failing_probe_run_carries_each_samples_failure_class(runs: dict[str, Path]) -> None:
+    log = read(runs["failing"])
+    finals = [r for r in read_records(runs["failing"]) if r.final]
+    assert len(log.samples) == 6 == len(finals)
+    assert {r.failure_class.value for r in finals if r.failure_class} == {"no_submission"}
+    for sample in log.samples:
+        assert sample.metadata["failure_class"] == "no_submission"
+        assert sample.scores["causal_gym"].value == -1.0
+        assert "no valid submission (no_submission)" in sample.scores["causal_gym"].explanation
+        assert sample.id.startswith("s-") and "task_id" not in sample.metadata
+    assert log.results.scores[0].metrics["submitted"].value == 0.0
+
+
+def test_a_secret_key_runs_log_holds_no_task_id_truth_or_key(runs: dict[str, Path]) -> None:
+    """Every entry of the .eval archive, names included, decompressed and scanned for
+    the key, each task id and each hidden truth; and the loss parts are left out."""
+    import zipfile_zstd  # noqa: F401  (teaches zipfile inspect_ai's zstd entries)
+
+    folder = runs["failing"]
+    key = parse_key_hex(SECRET, "test")
+    task_ids = json.loads((folder / "run.json").read_text())["task_ids"]
+    forbidden = [SECRET, key.raw.hex(), *task_ids]
+    for task_id in task_ids:
+        hidden = generate_task(task_id, key).hidden
+        for estimand in hidden.estimands.values():
+            forbidden += [repr(estimand.value), repr(estimand.reference_width)]
+    with zipfile.ZipFile(the_log(folder)) as archive:
+        blobs = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    assert len(blobs) > 6
+    for name, data in blobs:
+        for text in forbidden:
+            assert text not in name and text.encode() not in data, (name, text)
+    for sample in read(folder).samples:
+        assert not {"abs_error", "interval_loss", "loss"} & set(
+            sample.scores["causal_gym"].metadata
+        )
+
+
+def test_export_writes_the_same_log_again_and_refuses_bad_input(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "again.eval"
+    proc = orchestrator_cli(
+        "export", "--format", "inspect", str(runs["reference"]), "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    from inspect_ai.log import read_eval_log
+
+    again, first = read(runs["reference"]), read_eval_log(str(out))
+    assert [s.id for s in first.samples] == [s.id for s in again.samples]
+    assert [s.scores["causal_gym"].value for s in first.samples] == [
+        s.scores["causal_gym"].value for s in again.samples
+    ]
+    for args, words in (
+        (["--format", "json", str(runs["reference"])], "accepted: inspect"),
+        (["--format", "inspect", str(tmp_path / "none")], "is not a run folder"),
+        (
+            ["--format", "inspect", str(runs["reference"]), "--out", str(tmp_path / "x.txt")],
+            ".eval",
+        ),
+    ):
+        bad = orchestrator_cli("export", *args)
+        assert bad.returncode == 2 and words in bad.stderr and bad.stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.eval"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.browser
+def test_inspect_view_shows_the_samples_and_a_score_in_chromium(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """`inspect view` on the run folder, opened in headless Chromium (Debian's): the
+    log's samples are listed with their scores, and a sample shows its conversation."""
+    from playwright.sync_api import sync_playwright
+
+    log = read(runs["reference"])
+    port = free_port()
+    viewer = subprocess.Popen(
+        [str(BIN / "inspect"), "view", "start", "--log-dir", str(runs["reference"]),
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.3)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update",
+                      "--disable-sync"],
+            )  # fmt: skip
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/")
+                first = log.samples[0]
+                page.get_by_text(first.id, exact=True).first.wait_for(timeout=60_000)
+                body = page.inner_text("body")
+                assert all(s.id in body for s in log.samples), body[:2000]
+                assert str(first.scores["causal_gym"].value)[:6] in body  # its score
+                page.screenshot(path=str(tmp_path / "list.png"))
+                page.get_by_text(first.id, exact=True).first.click()
+                page.get_by_text("Messages", exact=True).first.click()
+                system = first.messages[0].text
+                page.get_by_text(system[:60]).first.wait_for(timeout=60_000)
+                page.get_by_text("submit_answer").first.wait_for(timeout=60_000)
+                page.screenshot(path=str(tmp_path / "sample.png"))
+            finally:
+                browser.close()
+    finally:
+        os.killpg(viewer.pid, 15)
+        viewer.wait(timeout=30)
