@@ -93,6 +93,19 @@ def test_two_agents_make_one_table_and_a_finished_folder_resumes_to_nothing(
     assert agents[0]["mean_reward"] > agents[1]["mean_reward"]  # honest beats the probe
     assert (out / "baselines.png").read_bytes()[:4] == b"\x89PNG"
     assert {p.name for p in out.iterdir()} >= {"reference", "diff-in-means"}
+    # one inspect_ai log per agent beside the table, none inside the agents' folders
+    from inspect_ai.log import read_eval_log
+
+    logs = sorted(out.glob("*.eval"), key=lambda p: p.name.split("_")[1])
+    assert [p.name.split("_")[1] for p in logs] == [
+        "causal-gym-eval-v1-diff-in-means",
+        "causal-gym-eval-v1-reference",
+    ] and not list(out.glob("*/*.eval"))
+    for log, agent in zip(logs, reversed(agents), strict=True):
+        samples = read_eval_log(str(log)).samples
+        assert len(samples) == 3
+        mean = sum(s.scores["causal_gym"].value for s in samples) / 3
+        assert mean == pytest.approx(agent["mean_reward"], rel=1e-12)
     again = orchestrator_cli("baselines", "--config", str(config))
     assert again.returncode == 2 and "--resume" in again.stderr  # never over a finished one
     resumed = orchestrator_cli("baselines", "--config", str(config), "--resume")
