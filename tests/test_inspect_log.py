@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,6 @@ from tests.support.cli import orchestrator_cli
 pytestmark = [pytest.mark.ray, pytest.mark.sandbox, pytest.mark.xdist_group("ray")]
 BIN = Path(sys.executable).parent
 SECRET = "c3" * 32
-CHROMIUM = "/usr/bin/chromium"
 
 
 def run(out: Path, agent: str, *extra: str, key: str | None = None) -> subprocess.CompletedProcess:
@@ -161,58 +158,23 @@ def test_export_writes_the_same_log_again_and_refuses_bad_input(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["again.eval"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.browser
 def test_inspect_view_shows_the_samples_and_a_score_in_chromium(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
     """`inspect view` on the run folder, opened in headless Chromium (Debian's): the
     log's samples are listed with their scores, and a sample shows its conversation."""
-    from playwright.sync_api import sync_playwright
+    from scripts.inspect_view import chromium_page, inspect_view
 
     log = read(runs["reference"])
-    port = free_port()
-    viewer = subprocess.Popen(
-        [str(BIN / "inspect"), "view", "start", "--log-dir", str(runs["reference"]),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.3)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update",
-                      "--disable-sync"],
-            )  # fmt: skip
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                page.goto(f"http://127.0.0.1:{port}/")
-                first = log.samples[0]
-                page.get_by_text(first.id, exact=True).first.wait_for(timeout=60_000)
-                body = page.inner_text("body")
-                assert all(s.id in body for s in log.samples), body[:2000]
-                assert str(first.scores["causal_gym"].value)[:6] in body  # its score
-                page.screenshot(path=str(tmp_path / "list.png"))
-                page.get_by_text(first.id, exact=True).first.click()
-                page.get_by_text("Messages", exact=True).first.click()
-                system = first.messages[0].text
-                page.get_by_text(system[:60]).first.wait_for(timeout=60_000)
-                page.get_by_text("submit_answer").first.wait_for(timeout=60_000)
-                page.screenshot(path=str(tmp_path / "sample.png"))
-            finally:
-                browser.close()
-    finally:
-        os.killpg(viewer.pid, 15)
-        viewer.wait(timeout=30)
+    first = log.samples[0]
+    with inspect_view(runs["reference"]) as url, chromium_page() as page:
+        page.goto(url)
+        page.get_by_text(first.id, exact=True).first.wait_for(timeout=60_000)
+        body = page.inner_text("body")
+        assert all(s.id in body for s in log.samples), body[:2000]
+        assert str(first.scores["causal_gym"].value)[:6] in body  # its score
+        page.get_by_text(first.id, exact=True).first.click()
+        page.get_by_text("Messages", exact=True).first.click()
+        page.get_by_text(first.messages[0].text[:60]).first.wait_for(timeout=60_000)
+        page.get_by_text("submit_answer").first.wait_for(timeout=60_000)

@@ -139,7 +139,7 @@ def efficiency_check(group: str, gap: Paired, alpha: float) -> Check:
 def knowledge_table(
     bayes: dict[str, Paired], found: dict[str, Leakage], efficient: dict[str, Paired]
 ) -> list[str]:
-    """The README's table of what knowing the generator buys (scripts/audit_tables*)."""
+    """The docs' table of what knowing the generator buys (scripts/docs_tables.py)."""
     rows = [
         "| group | tasks | bayes-prior minus honest (SE) | efficient OLS minus honest (SE) "
         "| staged-metadata AUC |",
