@@ -10,7 +10,7 @@ A page marks a generated table with two comments around it:
 
 and this script rewrites what stands between them from the table's source (the audit
 reports in causal_gym/, docs/baselines/*/baselines.json, docs/demo/demo.json,
-docs/benchmarks/*.json). So a number in a table is never typed by hand, and
+docs/audits/*.json, docs/benchmarks/*.json). So a number in a table is never typed by hand, and
 tests/test_docs.py fails when a page's table differs from its source.
 
     .venv/bin/python scripts/docs_tables.py            # rewrite the pages' tables
@@ -219,6 +219,21 @@ def audit_expert_probes() -> list[str]:
     return rows
 
 
+# --- the reference on the frozen eval-v1 split (docs/audits/eval_v1_reference.json) -----
+def eval_v1_reference() -> list[str]:
+    rows = [
+        "| family | tasks | reference coverage | exact 95% interval | mean reward |",
+        "| --- | ---: | ---: | --- | ---: |",
+    ]
+    for family, f in _json("docs/audits/eval_v1_reference.json")["families"].items():
+        low, high = f["interval"]
+        rows.append(
+            f"| {family} | {f['tasks']} | {f['coverage']:.3f} | [{low:.3f}, {high:.3f}] | "
+            f"{f['mean_reward']:.4f} |"
+        )
+    return rows
+
+
 # --- the SmolLM2 demo (docs/demo/demo.json) ---------------------------------------
 def demo() -> list[str]:
     rows = [
@@ -252,6 +267,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "audit-expert-families": audit_expert_families,
     "audit-expert-probes": audit_expert_probes,
     "demo": demo,
+    "eval-v1-reference": eval_v1_reference,
 }
 
 

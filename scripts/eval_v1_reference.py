@@ -4,14 +4,19 @@ eval-v1 is made with the public default key, so its truths are no secret and its
 reference numbers can be published. Coverage comes with its exact (Clopper-Pearson)
 95% interval: at 160-170 tasks a family's coverage is only known to about +-0.05.
 
-    .venv/bin/python scripts/eval_v1_reference.py [--workers 2]
+    .venv/bin/python scripts/eval_v1_reference.py [--workers 2] [--json docs/audits/eval_v1_reference.json]
+
+The JSON (per family and overall: tasks, covered, coverage, its interval, mean reward,
+and the reward version) is what the docs' table is generated from.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
+from pathlib import Path
 
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_name, "1")  # worker processes share the cores
@@ -23,6 +28,7 @@ from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.audit.policies import honest, staged_view  # noqa: E402
 from causal_gym.audit.stats import clopper_pearson  # noqa: E402
 from causal_gym.scoring.answer import score_answer  # noqa: E402
+from causal_gym.scoring.version import REWARD_VERSION  # noqa: E402
 from causal_gym.splits.manifest import eval_v1_ids  # noqa: E402
 
 
@@ -37,6 +43,7 @@ def reference_row(task_id: str) -> tuple[str, bool, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     args = parser.parse_args()
     ids = eval_v1_ids()
     rows = []
@@ -48,6 +55,7 @@ def main() -> None:
         for row in pool.imap_unordered(reference_row, ids, chunksize=4):
             rows.append(row)
             progress.advance(job)
+    summary: dict[str, object] = {"reward_version": REWARD_VERSION, "families": {}}
     print("| family | tasks | reference coverage | exact 95% interval | mean reward |")
     print("| --- | ---: | ---: | --- | ---: |")
     for family in ("ate", "adjustment", "null_detect", "all"):
@@ -56,6 +64,12 @@ def main() -> None:
         low, high = clopper_pearson(k, n, 0.05)
         reward = sum(r[2] for r in members) / n
         print(f"| {family} | {n} | {k / n:.3f} | [{low:.3f}, {high:.3f}] | {reward:.4f} |")
+        summary["families"][family] = {  # type: ignore[index]
+            "tasks": n, "covered": k, "coverage": k / n, "interval": [low, high],
+            "mean_reward": reward,
+        }  # fmt: skip
+    if args.json is not None:
+        args.json.write_text(json.dumps(summary, indent=1) + "\n", "utf-8")
 
 
 if __name__ == "__main__":
