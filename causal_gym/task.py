@@ -16,11 +16,11 @@ from types import MappingProxyType
 from typing import Any
 
 from causal_gym.estimand import Estimand
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import Tier
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.sealed import Sealed
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import Tier
 from causal_gym.task_id import Family
 from causal_gym.wire import TaskWire
 
@@ -51,7 +51,7 @@ class PublicTask:
     @property
     def staged_files(self) -> tuple[str, ...]:
         """The files the family stages, in its declared order."""
-        return family_spec(self.family).staged_files
+        return contract_of(self.family).staged_files
 
     def sha256(self, filename: str) -> str:
         return hashlib.sha256(self.files[filename]).hexdigest()

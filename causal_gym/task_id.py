@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from causal_gym.errors import TaskIdError
 
@@ -21,24 +22,69 @@ class Namespace(StrEnum):
     EVAL_EXPERT_V1 = "eval-expert-v1"
 
 
-class Family(StrEnum):
-    ATE = "ate"
-    ADJUSTMENT = "adjustment"
-    NULL_DETECT = "null_detect"
-    CATE = "cate"
-    MEDIATION = "mediation"
-    OBS_VS_RCT = "obs_vs_rct"
+class Family(str):
+    """A registered family's name (families/registry.py): a str, checked when made, so
+    a family registered by a package of its own is as good as a built-in one."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: object) -> Family:
+        from causal_gym.families.registry import contract_of
+
+        name = str(value)
+        contract_of(name)  # a ValueError naming the accepted families
+        return super().__new__(cls, name)
+
+    @property
+    def value(self) -> str:
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"Family({self.value!r})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(
+            cls, core_schema.str_schema(), serialization=core_schema.to_string_ser_schema()
+        )
 
 
 NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)
-FAMILIES: tuple[str, ...] = tuple(f.value for f in Family)
-#: The families of the frozen eval-v1 split (the seed's three) and of eval-v2 (the
-#: multi-estimand ones added after it). The v1 audit and the v1 manifest cover the first.
-EVAL_V1_FAMILIES: tuple[str, ...] = ("ate", "adjustment", "null_detect")
-EVAL_V2_FAMILIES: tuple[str, ...] = ("cate", "mediation", "obs_vs_rct")
-#: The families the expert tier serves (nonlinear SCMs, a flexible reference) and its
-#: frozen split eval-expert-v1 holds.
-EXPERT_FAMILIES: tuple[str, ...] = ("ate", "adjustment", "null_detect")
+#: The frozen splits (every namespace but train), each holding the families that say so.
+SPLITS: tuple[str, ...] = tuple(n for n in NAMESPACES if n != Namespace.TRAIN)
+if TYPE_CHECKING:
+    #: The built-in families and each split's, derived from the registry on first use
+    #: (the registry loads pydantic, which the command lines' start-up does not): a
+    #: family registered later is in family_names() and TaskId.parse, not in these.
+    FAMILIES: tuple[str, ...]
+    EVAL_V1_FAMILIES: tuple[str, ...]
+    EVAL_V2_FAMILIES: tuple[str, ...]
+    #: The families with an expert tier (nonlinear SCMs, a flexible reference); its
+    #: frozen split eval-expert-v1 holds them.
+    EXPERT_FAMILIES: tuple[str, ...]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    if name not in _DERIVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from causal_gym.families import registry
+
+    value: tuple[str, ...] = getattr(registry, _DERIVED[name][0])(*_DERIVED[name][1:])
+    globals()[name] = value
+    return value
+
+
+#: The lists above, by the registry function (and its argument) that derives them.
+_DERIVED = {
+    "FAMILIES": ("family_names",),
+    "EVAL_V1_FAMILIES": ("split_families", "eval-v1"),
+    "EVAL_V2_FAMILIES": ("split_families", "eval-v2"),
+    "EXPERT_FAMILIES": ("expert_families",),
+}
+
+
 _INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 ID_FORMAT = "<namespace>:<family>:<index>"
 
@@ -66,7 +112,7 @@ class TaskId:
             raise TaskIdError(
                 f"malformed task id {text!r}: expected {ID_FORMAT}, "
                 f"e.g. train:ate:0 (namespaces {', '.join(NAMESPACES)}; "
-                f"families {', '.join(FAMILIES)})"
+                f"families {', '.join(_family_names())})"
             )
         namespace, family, index = parts
         if namespace not in NAMESPACES:
@@ -74,10 +120,10 @@ class TaskId:
                 f"unknown namespace {namespace!r} in task id {text!r}: "
                 f"accepted namespaces are {', '.join(NAMESPACES)}"
             )
-        if family not in FAMILIES:
+        if family not in _family_names():
             raise TaskIdError(
                 f"unknown family {family!r} in task id {text!r}: "
-                f"accepted families are {', '.join(FAMILIES)}"
+                f"accepted families are {', '.join(_family_names())}"
             )
         if not _INDEX.fullmatch(index):
             raise TaskIdError(
@@ -85,3 +131,9 @@ class TaskId:
                 "decimal integer without sign or leading zeros"
             )
         return cls(Namespace(namespace), Family(family), int(index))
+
+
+def _family_names() -> tuple[str, ...]:
+    from causal_gym.families.registry import family_names
+
+    return family_names()

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.task_id import Family
 
 WIRE_VERSION = 1
@@ -42,7 +42,7 @@ class TaskWire(BaseModel):
 
     @model_validator(mode="after")
     def _exactly_the_staged_files(self) -> TaskWire:
-        staged = family_spec(self.family).staged_files
+        staged = contract_of(self.family).staged_files
         if sorted(self.files) != sorted(staged):
             raise ValueError(
                 f"a {self.family.value} task stages exactly {staged}, got {sorted(self.files)}"

@@ -32,10 +32,10 @@ from rich.table import Table  # noqa: E402
 from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.generate.efficiency import efficiency_bound  # noqa: E402
 from causal_gym.generate.pipeline import draw_scm  # noqa: E402
+from causal_gym.plan.draw import plan_task  # noqa: E402
+from causal_gym.plan.tiers import Tier  # noqa: E402
 from causal_gym.rng_keys.derive import derive_streams  # noqa: E402
 from causal_gym.scm.nonlinear import centered  # noqa: E402
-from causal_gym.spec.plan import plan_task  # noqa: E402
-from causal_gym.spec.tiers import Tier  # noqa: E402
 from causal_gym.task_id import EXPERT_FAMILIES, TaskId  # noqa: E402
 
 BUDGET_S = 0.25

@@ -29,12 +29,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causal_gym.reference.analyst import (  # noqa: E402
-    Z,
-    honest_fit,
-    parse_readme,
-    read_staged,
-)
+from causal_gym.reference.analyst import Z, parse_readme, read_staged  # noqa: E402
+from causal_gym.reference.answer import honest_fit  # noqa: E402
 from orchestrator.stream import StreamClient  # noqa: E402
 
 

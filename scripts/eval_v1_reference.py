@@ -4,7 +4,8 @@ eval-v1 is made with the public default key, so its truths are no secret and its
 reference numbers can be published. Coverage comes with its exact (Clopper-Pearson)
 95% interval: at 160-170 tasks a family's coverage is only known to about +-0.05.
 
-    .venv/bin/python scripts/eval_v1_reference.py [--workers 2] [--json docs/audits/eval_v1_reference.json]
+    .venv/bin/python scripts/eval_v1_reference.py [--workers 2] \
+        [--json docs/audits/eval_v1_reference.json]
 
 The JSON (per family and overall: tasks, covered, coverage, its interval, mean reward,
 and the reward version) is what the docs' table is generated from.

@@ -26,14 +26,14 @@ def gain(task_id: str) -> tuple[str, float]:
     """The bayes-prior probe's reward minus the honest reference's on one task."""
     from causal_gym.audit.policies import staged_view
     from causal_gym.audit.runner import scored_answer
-    from causal_gym.families.registry import family_spec
+    from causal_gym.families.registry import contract_of
     from causal_gym.generate.pipeline import generate_task
     from causal_gym.reference import estimand_probes, probes
     from causal_gym.reference.estimands import Analysis
     from causal_gym.rng_keys.keys import resolve_key
 
     task = generate_task(task_id, resolve_key(environ={}))
-    if family_spec(task.public.family).multi_estimand:
+    if contract_of(task.public.family).multi_estimand:
         analysis = Analysis.parse(dict(task.public.files))
         bayes, honest = estimand_probes.bayes_prior(analysis), estimand_probes.honest(analysis)
     else:

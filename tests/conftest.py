@@ -71,10 +71,10 @@ def reference_fit(task: Task) -> tuple[float, float]:
     truth = task.hidden.estimands["ate"]
     if truth.reference_estimate is not None and truth.reference_se is not None:
         return truth.reference_estimate, truth.reference_se
-    from causal_gym.reference import analyst
+    from causal_gym.reference import analyst, answer
 
     dictionary = analyst.parse_readme(task.public.files["README.md"].decode())
-    fit = analyst.honest_fit(
+    fit = answer.honest_fit(
         analyst.read_staged(task.public.files["data.csv"], dictionary), dictionary
     )
     return fit.estimate, fit.se

@@ -6,10 +6,10 @@ import networkx as nx
 import pytest
 
 from causal_gym.estimand import Estimand
-from causal_gym.families.adjustment import adjustment_validity
+from causal_gym.families.adjustment_hooks import adjustment_validity
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import Tier
 from causal_gym.scm.identification import satisfies_backdoor
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth
 from causal_gym.task_id import Family
 
@@ -20,7 +20,7 @@ def truth(
     nodes = {n for edge in edges for n in edge}
     return HiddenTruth(
         task_id="train:adjustment:0",
-        family=Family.ADJUSTMENT,
+        family=Family("adjustment"),
         tier=Tier.EASY,
         effect_class=EffectClass.STANDARD,
         estimands={"ate": Estimand(1.0, 1.0, 0.1, 0.33, 1.0)},

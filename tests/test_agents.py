@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from causal_gym import generate_task, resolve_key
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.reference import analyst
 from causal_gym.reference.posterior import NULL_DETECT_PRIOR, posterior_answer
 from causal_gym.reference.probes import Staged, honest
@@ -352,7 +352,7 @@ def test_reference_agent_scores_like_the_audit_reference(task_id: str) -> None:
     optimal OLS's, sits below it)."""
     task = generate_task(task_id, KEY)
     result = episode(load_policy("reference"), task=task)
-    kit = family_spec(task.public.family).reference_kit
+    kit = contract_of(task.public.family).reference_kit
     assert result.status is EpisodeStatus.SUBMITTED and result.turns == len(kit) + 2
     expected = honest(
         Staged.parse(task.public.files["data.csv"], task.public.files["README.md"].decode())
@@ -398,7 +398,7 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
     confounded and an unconfounded task, since calling every extract biased only
     loses on the unconfounded ones); a probe for another family gives up with the
     reason instead of submitting."""
-    from causal_gym.reference.analyst import files_answer
+    from causal_gym.reference.answer import files_answer
 
     tasks = [generate_task(f"train:{family}:{i}", KEY) for i in range(20, 40)]
     if family == "obs_vs_rct":
@@ -406,7 +406,7 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
         tasks = [by_class["confounded"], by_class["unconfounded"]]
     else:
         tasks = tasks[1:2]
-    spec = family_spec(family)
+    spec = contract_of(family)
     totals = dict.fromkeys(("reference", *probes), 0.0)
     for task in tasks:
         public = task.public
@@ -418,8 +418,8 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
 
         result = episode(load_policy("reference"), task=task)
         assert (
-            result.status is EpisodeStatus.SUBMITTED and result.turns == 4
-        )  # 2 files, run, submit
+            result.status is EpisodeStatus.SUBMITTED and result.turns == 5
+        )  # 3 files, run, submit
         got = spec.intervals(checked(result.submission))
         want = spec.intervals(checked(files_answer(dict(public.files))))
         assert got.keys() == want.keys() == task.hidden.estimands.keys()
@@ -545,7 +545,7 @@ def test_episode_cli_prints_the_scored_record() -> None:
     proc = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "reference", "--transcript")
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["status"] == "submitted" and record["turns"] == 5  # 3 kit files
+    assert record["status"] == "submitted" and record["turns"] == 6  # 4 kit files
     assert 0.95 < record["width_ratio"] < 1.3 and record["reward"] > 0
     assert record["reward_version"] == REWARD_VERSION
     assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]

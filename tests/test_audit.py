@@ -14,7 +14,8 @@ import pytest
 from scipy.stats import binom
 
 from causal_gym.audit import stats
-from causal_gym.audit.report import FALSE_ALARM_BUDGET, AuditReport, evaluate_checks
+from causal_gym.audit.checks import FALSE_ALARM_BUDGET
+from causal_gym.audit.report import AuditReport, evaluate_checks
 from causal_gym.scoring.version import REWARD_VERSION
 from tests.support.audit_checks import assert_only_this_check_fails, parts
 from tests.support.cli import causal_gym_cli

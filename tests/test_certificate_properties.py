@@ -9,10 +9,11 @@ import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.hooks import hooks_of
+from causal_gym.families.registry import contract_of
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER
 from causal_gym.scm.identification import satisfies_backdoor
-from causal_gym.spec.plan import plan_task
-from causal_gym.spec.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER
 from causal_gym.task_id import TaskId
 from tests.conftest import FAMILIES, SHARED_SAMPLE, cached_task
 
@@ -118,9 +119,9 @@ def test_train_jitter_within_half_and_tiers_overlap(default_key, family: str, in
     plan = plan_task(default_key, TaskId.parse(f"train:{family}:{index}"))
     assert abs(plan.staged_rows / plan.base_rows - 1.0) <= 0.5 + 1e-12
     low, high = TIER_SPECS[plan.tier].staged_rows
-    factor = family_spec(family).rows_factor  # the multi-estimand families stage more
+    factor = hooks_of(family).rows_factor  # the multi-estimand families stage more
     assert round(low * factor) <= plan.base_rows <= round(high * factor)
-    split = family_spec(family).eval_split
+    split = next(iter(contract_of(family).splits))
     evaluation = plan_task(default_key, TaskId.parse(f"{split}:{family}:{index}"))
     assert evaluation.staged_rows == evaluation.base_rows  # no jitter outside train
 

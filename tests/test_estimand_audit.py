@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from causal_gym.audit.checks import FALSE_ALARM_BUDGET
 from causal_gym.audit.estimand_report import EstimandAuditReport, evaluate_estimand_checks
-from causal_gym.audit.report import FALSE_ALARM_BUDGET
 from tests.support.audit_checks import (
     assert_only_this_check_fails,
     parts,

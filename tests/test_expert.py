@@ -15,6 +15,9 @@ from scipy.stats import beta, binom
 from causal_gym.audit.stats import share_shown_below
 from causal_gym.generate.efficiency import outcome_noise_variance
 from causal_gym.generate.pipeline import draw_scm
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.task_plan import is_expert
+from causal_gym.plan.tiers import EXPERT_TRAIN_SHARE, TIER_ORDER, TIER_SPECS, Tier
 from causal_gym.reference import analyst
 from causal_gym.reference.flexible import fit_flexible
 from causal_gym.rng_keys.derive import derive_plan_rng, derive_streams
@@ -24,8 +27,6 @@ from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Role, Scm
 from causal_gym.scm.nonlinear import TermKind, factor
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA, estimand_score
-from causal_gym.spec.plan import is_expert, plan_task
-from causal_gym.spec.tiers import EXPERT_TRAIN_SHARE, TIER_ORDER, TIER_SPECS, Tier
 from causal_gym.task_id import TaskId
 from tests.conftest import cached_task
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from causal_gym.audit.checks import FALSE_ALARM_BUDGET
 from causal_gym.audit.expert_report import (
     LINEAR_COVERAGE_LIMIT,
     ExpertAuditReport,
     evaluate_expert_checks,
 )
-from causal_gym.audit.report import FALSE_ALARM_BUDGET
 from causal_gym.scoring.version import REWARD_VERSION
 from orchestrator.run.report import EXPERT_COLUMN, baseline_table
 from tests.support.audit_checks import (

@@ -16,69 +16,73 @@ from typing import get_args
 import numpy as np
 import pytest
 
-from causal_gym.families import base
+from causal_gym.families.contract import FamilyContract
+from causal_gym.families.hooks import hooks_of
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
-from causal_gym.families.registry import REGISTRY, family_spec, registered
+from causal_gym.families.registry import contract_of, contracts, family_names
+from causal_gym.plan.draw import effect_class_for
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.reference import analyst, estimand_probes, probes
+from causal_gym.reference import answer as reference_answer
 from causal_gym.scm.build import draw_counts
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.spec.plan import EffectClass, effect_class_for
-from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.splits.manifest import load_manifest
-from causal_gym.task_id import FAMILIES, Family, TaskId
+from causal_gym.task_id import FAMILIES, TaskId
 from causal_gym.vf.taskset import FamilyName
 from causal_gym.wire import TaskWire
 from orchestrator.run.records import ScoredEpisode
 from tests.conftest import cached_task
 
-SPECS = registered()
-IDS = [spec.name.value for spec in SPECS]
+SPECS = contracts()
+IDS = [spec.name for spec in SPECS]
 
 
 def test_the_registry_is_every_family_in_order() -> None:
-    assert tuple(REGISTRY) == tuple(Family) and list(FAMILIES) == IDS
+    assert family_names() == FAMILIES and list(FAMILIES) == IDS
     assert list(get_args(FamilyName)) == IDS  # the verifiers taskset serves each one
-    with pytest.raises(ValueError):
-        family_spec("mediation_typo")
+    with pytest.raises(ValueError, match="accepted families are ate, adjustment"):
+        contract_of("mediation_typo")
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_declarations_agree(spec: base.FamilySpec) -> None:
+def test_declarations_agree(spec: FamilyContract) -> None:
     spec.check()
-    assert family_spec(spec.name.value) is spec
+    hooks = hooks_of(spec.name)
+    assert contract_of(spec.name) is spec and hooks.contract is spec
     assert spec.label and spec.estimands
     schema = submission_json_schema(spec.name)
-    assert schema["title"] == f"{spec.name.value} submission"
+    assert schema["title"] == f"{spec.name} submission"
     assert set(spec.placeholder_answer()) == set(schema["properties"])  # type: ignore[arg-type]
     # Records and streams carry each component under its own name.
     assert set(spec.components) <= set(ScoredEpisode.model_fields)
     # Its reference kit exists, and the kit's dispatch agrees with the declaration.
     folder = Path(analyst.__file__).parent
     assert all((folder / name).is_file() for name in spec.reference_kit)
-    assert spec.multi_estimand == (spec.name.value in analyst.MULTI_ESTIMAND_FAMILIES)
+    assert spec.multi_estimand == (spec.name in reference_answer.MULTI_ESTIMAND_FAMILIES)
     # Hack probes the family names exist in the sandbox kit.
     kit = estimand_probes.FAMILY_PROBES if spec.multi_estimand else vars(probes)
     assert all(callable(kit.get(name)) for name in spec.extra_probes)
     # The maxima never contradict the minima.
-    assert all(spec.min_role_counts.get(k, 0) <= v for k, v in spec.max_role_counts.items())
+    assert all(hooks.min_role_counts.get(k, 0) <= v for k, v in hooks.max_role_counts.items())
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_the_sandbox_kit_reads_the_answer_type(spec: base.FamilySpec) -> None:
-    readme = cached_task(f"train:{spec.name.value}:0").public.files["README.md"].decode()
+def test_the_sandbox_kit_reads_the_answer_type(spec: FamilyContract) -> None:
+    readme = cached_task(f"train:{spec.name}:0").public.files["README.md"].decode()
     match = analyst._ANSWER.search(readme)
-    assert match is not None and match.group(1) == spec.name.value
+    assert match is not None and match.group(1) == spec.name
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_the_readme_states_the_family_section_and_schema(spec: base.FamilySpec) -> None:
-    readme = cached_task(f"train:{spec.name.value}:1").public.files["README.md"].decode()
+def test_the_readme_states_the_family_section_and_schema(spec: FamilyContract) -> None:
+    readme = cached_task(f"train:{spec.name}:1").public.files["README.md"].decode()
     # generator 3 discloses obs_vs_rct's bias size (a declared fact of train tasks)
-    declared = {"bias_spread": "disclosed"} if spec.name.value == "obs_vs_rct" else {}
-    for line in spec.readme_lines(declared):
+    declared = {"bias_spread": "disclosed"} if spec.name == "obs_vs_rct" else {}
+    for line in hooks_of(spec.name).readme_lines(declared):
         assert line in readme
     for field in submission_json_schema(spec.name)["properties"]:  # type: ignore[union-attr]
         assert f'"{field}"' in readme
@@ -86,11 +90,11 @@ def test_the_readme_states_the_family_section_and_schema(spec: base.FamilySpec) 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_the_reference_answer_scores_into_the_declared_components(
-    spec: base.FamilySpec,
+    spec: FamilyContract,
 ) -> None:
     for index in range(3):
-        task = cached_task(f"train:{spec.name.value}:{index}")
-        answer = analyst.files_answer(dict(task.public.files))
+        task = cached_task(f"train:{spec.name}:{index}")
+        answer = reference_answer.files_answer(dict(task.public.files))
         names = tuple(task.hidden.estimands)
         assert names == task.public.estimands == task.public.to_wire("handle-0001").estimands
         if spec.per_level_estimands:  # one estimand per level the README lists
@@ -111,47 +115,51 @@ def test_the_reference_answer_scores_into_the_declared_components(
         assert record.estimand_reward == pytest.approx(
             sum(e.reward for e in record.estimands.values()) / len(names), abs=1e-12
         )
-        assert record.reward == spec.total_reward(record.estimand_reward, record.components)
+        assert record.reward == hooks_of(spec.name).total_reward(
+            record.estimand_reward, record.components
+        )
         flat = record.as_dict()
         assert all(flat[name] == record.components[name] for name in spec.components)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_effect_classes_and_eval_counts(spec: base.FamilySpec, default_key) -> None:
+def test_effect_classes_and_eval_counts(spec: FamilyContract, default_key) -> None:
     classes = {
-        effect_class_for(default_key, TaskId.parse(f"train:{spec.name.value}:{i}"))
+        effect_class_for(default_key, TaskId.parse(f"train:{spec.name}:{i}"))
         for i in range(2 * NULL_BLOCK_SIZE)
     }
-    if spec.name is Family.NULL_DETECT:
+    if spec.name == "null_detect":
         assert EffectClass.STANDARD not in classes and len(classes) == 3
-        assert spec.eval_count % NULL_BLOCK_SIZE == 0  # whole blocks only
-    elif spec.name is Family.OBS_VS_RCT:
+        assert all(count % NULL_BLOCK_SIZE == 0 for count in spec.splits.values())  # blocks
+    elif spec.name == "obs_vs_rct":
         assert classes == {EffectClass.CONFOUNDED, EffectClass.UNCONFOUNDED}
-        assert spec.eval_count % BIAS_BLOCK_SIZE == 0
+        assert all(count % BIAS_BLOCK_SIZE == 0 for count in spec.splits.values())
     else:
         assert classes == {EffectClass.STANDARD}
-    assert load_manifest(spec.eval_split).counts[spec.name.value] == spec.eval_count
+    assert spec.splits
+    for split, count in spec.splits.items():
+        assert load_manifest(split).counts[spec.name] == count
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_role_count_minimums_hold_in_every_draw(spec: base.FamilySpec) -> None:
+def test_role_count_minimums_hold_in_every_draw(spec: FamilyContract) -> None:
     rng = np.random.default_rng(np.random.PCG64(7))  # a test stream, not a task's
     for tier in TIER_SPECS.values():
         for _ in range(50):
             counts = draw_counts(tier, spec.name, rng)
-            for name, least in spec.min_role_counts.items():
+            for name, least in hooks_of(spec.name).min_role_counts.items():
                 assert getattr(counts, name) >= least
-            for name, most in spec.max_role_counts.items():
+            for name, most in hooks_of(spec.name).max_role_counts.items():
                 assert getattr(counts, name) <= most
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_tasks_stage_exactly_the_declared_files(spec: base.FamilySpec) -> None:
-    public = cached_task(f"train:{spec.name.value}:2").public
+def test_tasks_stage_exactly_the_declared_files(spec: FamilyContract) -> None:
+    public = cached_task(f"train:{spec.name}:2").public
     assert public.staged_files == spec.staged_files
     assert sorted(public.files) == sorted(spec.staged_files)
     assert list(public.metadata()["sha256"]) == list(spec.staged_files)
     wire = public.to_wire("handle-0001")
     short = {name: data for name, data in wire.files.items() if name != "data.csv"}
-    with pytest.raises(ValueError, match=f"a {spec.name.value} task stages exactly"):
+    with pytest.raises(ValueError, match=f"a {spec.name} task stages exactly"):
         TaskWire.model_validate({**wire.model_dump(), "files": short})

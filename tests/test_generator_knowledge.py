@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from causal_gym.audit.checks import Paired
 from causal_gym.audit.knowledge import (
     BAYES_GAIN_TARGET,
     LEAKAGE_FEATURES,
@@ -18,10 +19,12 @@ from causal_gym.audit.knowledge import (
     leakage_check,
     staged_features,
 )
-from causal_gym.audit.report import Paired
 from causal_gym.generate.ols_anchor import _design, ols_anchor
 from causal_gym.generate.pipeline import draw_scm
 from causal_gym.generate.version import generator_version
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.effects import HALF_WIDTH_HIGH, effect_prior
+from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.posterior import (
     NULL_DETECT_PRIOR,
     STANDARD_PRIOR,
@@ -33,8 +36,6 @@ from causal_gym.rng_keys.derive import derive_streams
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA, estimand_score
-from causal_gym.spec.effects import HALF_WIDTH_HIGH, effect_prior
-from causal_gym.spec.plan import EffectClass, plan_task
 from causal_gym.task_id import TaskId
 from tests.conftest import cached_task
 

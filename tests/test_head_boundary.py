@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from ray import cloudpickle
 
+from causal_gym.plan.effects import effect_prior
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import TIER_SPECS, Tier
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import certify
 from causal_gym.scoring.answer import episode_score
-from causal_gym.spec.effects import effect_prior
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.task_id import Family
 from causal_gym.wire import TaskWire
 from orchestrator.agents import AgentTurn, EpisodeConfig, EpisodeStatus, Policy
@@ -49,7 +49,7 @@ FORBIDDEN_ON_WORKERS = (
     "causal_gym.generate",
     "causal_gym.scm",
     "causal_gym.rng_keys",
-    "causal_gym.spec",
+    "causal_gym.plan",
     "causal_gym.staging",
     "causal_gym.task",
     "causal_gym.splits",
@@ -114,7 +114,7 @@ def test_rejection_reasons_name_no_value_of_the_hidden_scm() -> None:
 
     rng = np.random.default_rng(7)
     spec = TIER_SPECS[Tier.EASY]
-    scm = build_scm(spec, Family.ATE, effect_prior(EffectClass.STANDARD, 3), rng, rng)
+    scm = build_scm(spec, Family("ate"), effect_prior(EffectClass.STANDARD, 3), rng, rng)
     n = 500
     propensity = np.full(n, 0.5)
     treatment = (rng.random(n) < 0.5).astype(int)

@@ -10,7 +10,7 @@ from causal_gym import generate_task
 from causal_gym.errors import TaskIdError
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.generate.version import GENERATOR_VERSION, generator_version
-from causal_gym.spec.plan import plan_task
+from causal_gym.plan.draw import plan_task
 from causal_gym.splits.freeze import (
     GeneratorVersionError,
     ManifestKeyError,

@@ -7,18 +7,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causal_gym.families.mediation import MEDIATOR_ID
-from causal_gym.families.registry import family_spec
-from causal_gym.generate.pipeline import plan_task
+from causal_gym.families.mediation_hooks import MEDIATOR_ID
+from causal_gym.families.registry import contract_of
 from causal_gym.generate.version import GENERATOR_VERSION
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.effects import effect_prior
+from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.rng_keys.derive import derive_streams
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.spec.effects import effect_prior
-from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.task_id import TaskId
 from tests.conftest import cached_task
 
@@ -100,7 +100,7 @@ def test_cate_validation_names_missing_and_unknown_levels() -> None:
     errors = validate_submission(public.family, bad, public.columns, levels).errors
     assert len(errors) == len(levels)  # every level's reversed interval, each named
     assert all(e.startswith("effects.") and "ci_lower" in e for e in errors)
-    placeholder = family_spec("cate").placeholder_answer(levels)
+    placeholder = contract_of("cate").placeholder_answer(levels)
     assert validate_submission(public.family, placeholder, public.columns, levels).ok
 
 

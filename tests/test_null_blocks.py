@@ -6,12 +6,8 @@ import networkx as nx
 import pytest
 
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.spec.plan import (
-    EFFECT_MAGNITUDE,
-    EffectClass,
-    effect_class_for,
-    null_block_classes,
-)
+from causal_gym.plan.draw import effect_class_for
+from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass, null_block_classes
 from causal_gym.task_id import Namespace, TaskId
 from tests.conftest import cached_task
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causal_gym.families.registry import family_spec
-from causal_gym.reference import analyst, posterior
+from causal_gym.families.registry import contract_of
+from causal_gym.reference import analyst, answer, posterior
 from tests.conftest import FAMILIES, V1, cached_task, reference_fit
 
 ALLOWED_IMPORTS = {
@@ -25,6 +25,7 @@ ALLOWED_IMPORTS = {
     "pathlib",
     "math",
     "collections",
+    "typing",
     "numpy",
     "pandas",
     "statsmodels",
@@ -37,6 +38,7 @@ ALLOWED_IMPORTS = {
 #: The sandbox kit: copied into sandboxes side by side, importing one another by file.
 KIT = (
     "analyst.py",
+    "answer.py",
     "flexible.py",
     "posterior.py",
     "probes.py",
@@ -78,14 +80,14 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
         (kit / name).write_text((Path(analyst.__file__).parent / name).read_text())
     blocker = (
         f"import runpy, sys; sys.modules['causal_gym'] = None; sys.path.insert(0, {str(kit)!r}); "
-        f"sys.argv = ['analyst.py', {str(tmp_path)!r}]; "
-        f"runpy.run_path({str(kit / 'analyst.py')!r}, run_name='__main__')"
+        f"sys.argv = ['answer.py', {str(tmp_path)!r}]; "
+        f"runpy.run_path({str(kit / 'answer.py')!r}, run_name='__main__')"
     )
     proc = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    answer = json.loads(proc.stdout)
-    spec = family_spec(family)
-    intervals = spec.intervals(spec.submission_model.model_validate(answer))
+    submitted = json.loads(proc.stdout)
+    spec = contract_of(family)
+    intervals = spec.intervals(spec.submission_model.model_validate(submitted))
     assert tuple(intervals) == tuple(task.hidden.estimands)
     for name, (estimate, lower, upper) in intervals.items():
         truth = task.hidden.estimands[name]
@@ -108,7 +110,7 @@ def test_runs_as_a_script_without_causal_gym(tmp_path: Path, family: str) -> Non
         elif task.public.tier.value != "expert":  # the optimal valid OLS's, a bit narrower
             assert 0.7 * width < truth.reference_width < 1.02 * width
     if family == "adjustment":
-        assert answer["adjustment_set"] == list(task.hidden.pre_treatment)
+        assert submitted["adjustment_set"] == list(task.hidden.pre_treatment)
 
 
 def test_reference_is_unbiased_and_roughly_calibrated() -> None:
@@ -142,23 +144,23 @@ def test_the_null_detect_reference_is_the_posterior_under_the_disclosed_prior() 
         lo, hi = estimate - analyst.Z * se, estimate + analyst.Z * se
         return analyst.ReferenceFit(estimate, se, lo, hi, 10, 10, 5, 5, True, 0, 0, 0)
 
-    at_zero = analyst.reference_submission(fit(0.0, 0.05), dictionary)
+    at_zero = answer.reference_submission(fit(0.0, 0.05), dictionary)
     assert at_zero["effect_probability"] < 13 / 20 and at_zero["estimate"] == 0.0
     assert at_zero["ci_upper"] - at_zero["ci_lower"] >= 2 * analyst.Z * 0.05 - 1e-9
-    far = analyst.reference_submission(fit(0.5, 0.1), dictionary)
+    far = answer.reference_submission(fit(0.5, 0.1), dictionary)
     assert far["effect_probability"] > 0.99 and 0.45 < far["estimate"] < 0.5
     near = fit(0.12, 0.08)
-    answer = analyst.reference_submission(near, dictionary)
-    assert answer == posterior.posterior_answer(posterior.NULL_DETECT_PRIOR, 0.12, 0.08, near.width)
+    shown = answer.reference_submission(near, dictionary)
+    assert shown == posterior.posterior_answer(posterior.NULL_DETECT_PRIOR, 0.12, 0.08, near.width)
 
 
 def test_the_posterior_kit_copies_the_generators_declarations() -> None:
     """posterior.py runs in sandboxes without the package, so it writes the prior out;
     these are the declarations it copies (one fact, checked in one place)."""
     from causal_gym.families.null_detect import EFFECT_PRIOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
+    from causal_gym.plan.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
+    from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass
     from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
-    from causal_gym.spec.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
-    from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
     from causal_gym.staging.readme import effect_size_line
 
     share = {name: count / NULL_BLOCK_SIZE for name, count in NULL_BLOCK_COUNTS.items()}
@@ -180,4 +182,4 @@ def test_the_posterior_kit_copies_the_generators_declarations() -> None:
 def test_missing_readme_table_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("# nothing here\n")
     (tmp_path / "data.csv").write_text("a,b\n1,2\n")
-    assert analyst.main([str(tmp_path)]) == 1
+    assert answer.main([str(tmp_path)]) == 1

@@ -16,12 +16,12 @@ import pytest
 from causal_gym.estimand import Estimand
 from causal_gym.families.adjustment import AdjustmentSubmission
 from causal_gym.families.null_detect import NullDetectSubmission
+from causal_gym.families.submissions import AteSubmission
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import Tier
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.reward import estimand_score, score_submission
-from causal_gym.scoring.schemas import AteSubmission
 from causal_gym.scoring.version import REWARD_VERSION
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import Family
 
@@ -66,7 +66,8 @@ def test_a_truth_on_a_bound_is_covered(lower: float, upper: float) -> None:
 
 def test_the_score_record_carries_every_loss_component() -> None:
     record = score_submission(
-        truth(Family.ATE, 0.0, 1.0, 2.0), AteSubmission(estimate=0.0, ci_lower=-0.25, ci_upper=0.25)
+        truth(Family("ate"), 0.0, 1.0, 2.0),
+        AteSubmission(estimate=0.0, ci_lower=-0.25, ci_upper=0.25),
     )
     assert record.family == "ate"
     assert record.interval_loss == pytest.approx(0.5, abs=EXACT)
@@ -92,8 +93,8 @@ def test_the_score_record_carries_every_loss_component() -> None:
 @pytest.mark.parametrize(
     ("family", "message"),
     [
-        (Family.ADJUSTMENT, "an adjustment task needs an AdjustmentSubmission"),
-        (Family.NULL_DETECT, "a null_detect task needs a NullDetectSubmission"),
+        (Family("adjustment"), "an adjustment task needs an AdjustmentSubmission"),
+        (Family("null_detect"), "a null_detect task needs a NullDetectSubmission"),
     ],
 )
 def test_a_submission_of_the_wrong_family_is_a_programming_error(
@@ -134,7 +135,7 @@ def test_miss_below_and_the_scale_divides_the_loss() -> None:
 
 def test_ate_total_is_the_estimand_reward_and_clipping_is_display_only() -> None:
     record = score_submission(
-        truth(Family.ATE, -1.0, 1.0, 5.0),
+        truth(Family("ate"), -1.0, 1.0, 5.0),
         AteSubmission(estimate=0.5, ci_lower=0.0, ci_upper=1.0),
     )
     assert record.reward == pytest.approx(float(Fraction(-17, 6)), abs=EXACT)
@@ -147,7 +148,7 @@ def test_adjustment_total_is_seven_tenths_r_plus_three_tenths_validity(
 ) -> None:
     # R = 0.6 (first example); total = 0.7 * 0.6 + 0.3 * validity = 0.42 or 0.72.
     record = score_submission(
-        truth(Family.ADJUSTMENT, 1.0, 1.0, 4.0),
+        truth(Family("adjustment"), 1.0, 1.0, 4.0),
         AdjustmentSubmission(estimate=1.2, ci_lower=0.5, ci_upper=1.9, adjustment_set=names),
     )
     assert record.validity == validity
@@ -170,7 +171,7 @@ def test_null_detect_total_is_nine_tenths_r_plus_a_tenth_of_brier_skill(
 ) -> None:
     # est = theta, [theta - 0.5, theta + 0.5], r 1, s 4: L = 1 -> R = 0.75.
     record = score_submission(
-        truth(Family.NULL_DETECT, ate, 1.0, 4.0),
+        truth(Family("null_detect"), ate, 1.0, 4.0),
         NullDetectSubmission(
             estimate=ate, ci_lower=ate - 0.5, ci_upper=ate + 0.5, effect_probability=p
         ),
@@ -181,10 +182,10 @@ def test_null_detect_total_is_nine_tenths_r_plus_a_tenth_of_brier_skill(
 
 
 def test_raw_json_through_the_one_scoring_path() -> None:
-    hidden = truth(Family.ATE, 1.0, 1.0, 4.0)
+    hidden = truth(Family("ate"), 1.0, 1.0, 4.0)
     public = PublicTask(
         task_id=hidden.task_id,
-        family=Family.ATE,
+        family=Family("ate"),
         tier=Tier.EASY,
         n_rows=3,
         files={"data.csv": b"x,t,y\n", "README.md": b"# t\n"},
@@ -199,8 +200,8 @@ def test_raw_json_through_the_one_scoring_path() -> None:
     assert record is not None and record.reward == pytest.approx(0.6, abs=EXACT)
     assert score_answer(Task(public, hidden), '{"estimate": 1.2}') is None
     adjustment = Task(
-        PublicTask(**{**vars(public), "family": Family.ADJUSTMENT}),
-        truth(Family.ADJUSTMENT, 1.0, 1.0, 4.0),
+        PublicTask(**{**vars(public), "family": Family("adjustment")}),
+        truth(Family("adjustment"), 1.0, 1.0, 4.0),
     )
     answer = {"estimate": 1.2, "ci_lower": 0.5, "ci_upper": 1.9}
     assert score_answer(adjustment, {**answer, "adjustment_set": ["x"]}) is not None

@@ -9,7 +9,7 @@ import re
 import pandas as pd
 import pytest
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.reference.analyst import parse_readme
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.task_id import Family
@@ -18,7 +18,7 @@ from tests.conftest import FAMILIES, cached_task
 IDS = [
     f"{ns}:{family}:{i}"
     for family in FAMILIES
-    for ns in ("train", family_spec(family).eval_split)
+    for ns in ("train", next(iter(contract_of(family).splits)))
     for i in (1, 2)
 ]
 #: (task id, staged csv): obs_vs_rct's trial.csv is as messy as its data.csv.
@@ -134,7 +134,7 @@ def test_themes_cover_at_least_four_domains() -> None:
 def test_every_theme_can_name_the_largest_task_with_parents_kept_continuous() -> None:
     """Columns with parents take only real, positive or bounded names; every theme must
     have enough of them for the hardest tier, or generation would fail for it."""
-    from causal_gym.spec.tiers import TIER_SPECS
+    from causal_gym.plan.tiers import TIER_SPECS
     from causal_gym.staging.naming import _affine, load_themes
 
     derived = max(s.blockers[1] + s.decoys[1] + s.irrelevant[1] for s in TIER_SPECS.values())

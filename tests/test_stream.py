@@ -531,7 +531,7 @@ def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
     """Pulled tasks carry their estimand names (cate's levels) and every staged file;
     the reference answer scores through the stream, and a level the task does not
     have is refused by name instead of scored."""
-    from causal_gym.reference.analyst import files_answer
+    from causal_gym.reference.answer import files_answer
 
     gamma = start_stream("gamma", tmp_path / "gamma", "--families",
                          "cate,mediation,obs_vs_rct", "--workers", "1")  # fmt: skip

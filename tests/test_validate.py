@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.task_id import Family
+from causal_gym.task_id import FAMILIES, Family
 
 COLUMNS = ("age", "income", "region", "treated_flag", "score", "visits_fu")
 GOOD = {"estimate": 0.5, "ci_lower": 0.2, "ci_upper": 0.8}
@@ -23,21 +23,29 @@ def errors(family: Family, raw: object) -> tuple[str, ...]:
 
 
 def test_valid_submissions_per_family() -> None:
-    assert not errors(Family.ATE, GOOD)
-    assert not errors(Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", "region"]})
-    assert not errors(Family.NULL_DETECT, {**GOOD, "effect_probability": 0.65})
-    assert not errors(Family.ATE, json.dumps({"estimate": 1, "ci_lower": 0, "ci_upper": 2}))
+    assert not errors(Family("ate"), GOOD)
+    assert not errors(Family("adjustment"), {**GOOD, "adjustment_set": ["age", "region"]})
+    assert not errors(Family("null_detect"), {**GOOD, "effect_probability": 0.65})
+    assert not errors(Family("ate"), json.dumps({"estimate": 1, "ci_lower": 0, "ci_upper": 2}))
 
 
 @pytest.mark.parametrize(
     ("family", "raw", "expected"),
     [
-        (Family.ATE, "{not json", ["submission is not valid JSON"]),
-        (Family.ATE, "[1, 2]", ["must be a JSON object with fields estimate, ci_lower, ci_upper"]),
-        (Family.ATE, {**GOOD, "notes": "hi"}, ["notes: Extra inputs are not permitted"]),
-        (Family.ATE, {"estimate": 1.0}, ["ci_lower: Field required", "ci_upper: Field required"]),
+        (Family("ate"), "{not json", ["submission is not valid JSON"]),
         (
-            Family.ATE,
+            Family("ate"),
+            "[1, 2]",
+            ["must be a JSON object with fields estimate, ci_lower, ci_upper"],
+        ),
+        (Family("ate"), {**GOOD, "notes": "hi"}, ["notes: Extra inputs are not permitted"]),
+        (
+            Family("ate"),
+            {"estimate": 1.0},
+            ["ci_lower: Field required", "ci_upper: Field required"],
+        ),
+        (
+            Family("ate"),
             '{"estimate": NaN, "ci_lower": -Infinity, "ci_upper": 1}',
             [
                 "estimate: Input should be a finite number",
@@ -45,35 +53,35 @@ def test_valid_submissions_per_family() -> None:
             ],
         ),
         (
-            Family.ATE,
+            Family("ate"),
             {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0},
             ["ci_lower (2.0) must be <= ci_upper (1.0)"],
         ),
         (
-            Family.ATE,
+            Family("ate"),
             {"estimate": "1.0", "ci_lower": 0.0, "ci_upper": 1.0},
             ["estimate: Input should be a valid number"],
         ),
-        (Family.ATE, {**GOOD, "estimate": True}, ["estimate: Input should be a valid number"]),
+        (Family("ate"), {**GOOD, "estimate": True}, ["estimate: Input should be a valid number"]),
         (
-            Family.ADJUSTMENT,
+            Family("adjustment"),
             {**GOOD, "adjustment_set": ["age", "height", "weight"]},
             ["unknown columns 'height', 'weight'"],
         ),
-        (Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", "age"]}, ["more than once: age"]),
-        (Family.ADJUSTMENT, GOOD, ["adjustment_set: Field required"]),
+        (Family("adjustment"), {**GOOD, "adjustment_set": ["age", "age"]}, ["more than once: age"]),
+        (Family("adjustment"), GOOD, ["adjustment_set: Field required"]),
         (
-            Family.NULL_DETECT,
+            Family("null_detect"),
             {**GOOD, "effect_probability": 1.5},
             ["effect_probability: Input should be less than or equal to 1"],
         ),
         (
-            Family.ATE,
+            Family("ate"),
             {**GOOD, "effect_probability": 0.5},
             ["effect_probability: Extra inputs are not permitted"],
         ),
         (
-            Family.NULL_DETECT,
+            Family("null_detect"),
             {**GOOD, "adjustment_set": ["age"]},
             [
                 "effect_probability: Field required",
@@ -90,17 +98,21 @@ def test_each_bad_input_names_its_problem(family: Family, raw: object, expected:
 
 def test_error_texts_exactly() -> None:
     """Where an error points and what it says, to the character: an agent reads these."""
-    nested = validate_submission(Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", 7]})
+    nested = validate_submission(Family("adjustment"), {**GOOD, "adjustment_set": ["age", 7]})
     assert nested.errors == ("adjustment_set.1: Input should be a valid string",)
-    swapped = validate_submission(Family.ATE, {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0})
+    swapped = validate_submission(
+        Family("ate"), {"estimate": 1.0, "ci_lower": 2.0, "ci_upper": 1.0}
+    )
     assert swapped.errors == ("submission: ci_lower (2.0) must be <= ci_upper (1.0)",)
-    repeated = validate_submission(Family.ADJUSTMENT, {**GOOD, "adjustment_set": ["age", "age"]})
+    repeated = validate_submission(Family("adjustment"), {**GOOD, "adjustment_set": ["age", "age"]})
     assert repeated.errors == ("submission: adjustment_set lists columns more than once: age",)
 
 
 def test_a_zero_width_interval_is_valid() -> None:
     """ci_lower <= ci_upper: equal bounds are allowed (and pay the narrow penalty)."""
-    assert validate_submission(Family.ATE, {"estimate": 1.0, "ci_lower": 1.0, "ci_upper": 1.0}).ok
+    assert validate_submission(
+        Family("ate"), {"estimate": 1.0, "ci_lower": 1.0, "ci_upper": 1.0}
+    ).ok
 
 
 def test_every_problem_is_listed_at_once() -> None:
@@ -111,7 +123,7 @@ def test_every_problem_is_listed_at_once() -> None:
         "extra": 1,
         "adjustment_set": ["ghost"],
     }
-    found = errors(Family.ADJUSTMENT, raw)
+    found = errors(Family("adjustment"), raw)
     assert len(found) == 4, found
     joined = "\n".join(found)
     for fragment in ("estimate:", "extra:", "ci_lower (3.0) must be <= ci_upper (1.0)", "'ghost'"):
@@ -131,14 +143,14 @@ field_names = st.sampled_from(
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(list(Family)), st.dictionaries(field_names, json_values, max_size=6))
+@given(st.sampled_from(FAMILIES), st.dictionaries(field_names, json_values, max_size=6))
 def test_fuzzed_objects_never_raise(family: Family, raw: dict) -> None:
     result = validate_submission(family, raw, COLUMNS)
     assert result.ok or result.errors
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(list(Family)), st.binary(max_size=64) | st.text(max_size=64))
+@given(st.sampled_from(FAMILIES), st.binary(max_size=64) | st.text(max_size=64))
 def test_fuzzed_text_never_raises(family: Family, raw: bytes | str) -> None:
     result = validate_submission(family, raw, COLUMNS)
     assert result.ok or result.errors

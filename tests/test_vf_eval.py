@@ -21,7 +21,7 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.reference import parse_readme, read_staged, reference_submission
-from causal_gym.reference.analyst import honest_fit
+from causal_gym.reference.answer import honest_fit
 from causal_gym.rng_keys import parse_key_hex, resolve_key
 from causal_gym.splits.manifest import load_manifest
 from tests.support.docker_env import require_docker

@@ -23,12 +23,12 @@ from functools import cache
 
 import numpy as np
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.hooks import hooks_of
 from causal_gym.generate.pipeline import draw_scm
+from causal_gym.plan.draw import plan_task
 from causal_gym.reference.posterior import Prior
 from causal_gym.rng_keys.derive import derive_streams
 from causal_gym.rng_keys.keys import resolve_key
-from causal_gym.spec.plan import plan_task
 from causal_gym.task_id import TaskId
 
 SCMS_PER_PRIOR = 3000
@@ -62,7 +62,7 @@ def empirical_prior(namespace: str, family: str) -> dict[str, Prior]:
     """Estimand kind -> its prior ("level" for every cate level, else the estimand's
     name), at the generator version of `namespace`."""
     key = resolve_key(environ={})
-    spec = family_spec(family)
+    spec = hooks_of(family)
     values: dict[str, list[float]] = {}
     for i in range(SCMS_PER_PRIOR):
         tid = TaskId.parse(f"{namespace}:{family}:{_FIRST_INDEX + i}")
@@ -70,7 +70,8 @@ def empirical_prior(namespace: str, family: str) -> dict[str, Prior]:
         scm, naming = draw_scm(plan, derive_streams(key, tid, 0))
         levels = naming.columns[scm.modifier].levels if scm.modifier is not None else ()
         for name, value in spec.estimand_values(scm, levels).items():
-            values.setdefault("level" if spec.per_level_estimands else name, []).append(value)
+            kind = "level" if spec.contract.per_level_estimands else name
+            values.setdefault(kind, []).append(value)
     return {kind: _pieces(np.abs(np.asarray(v))) for kind, v in values.items()}
 
 

@@ -13,7 +13,7 @@ from functools import partial
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.runner import scored_answer
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.reference import estimand_probes as probes
 from causal_gym.reference.estimands import Analysis, residual_sd
 from causal_gym.scoring.answer import episode_score
@@ -25,7 +25,7 @@ SWEEP = tuple(partial(probes.at_level, level=level) for level in SWEEP_LEVELS)
 
 def probe_names(family: str) -> tuple[str, ...]:
     """The probes the audit runs on a family: the shared ones, then its own."""
-    return (*probes.SHARED_PROBES, *family_spec(family).extra_probes)
+    return (*probes.SHARED_PROBES, *contract_of(family).extra_probes)
 
 
 def tested_estimands(family: str) -> tuple[str, ...]:
@@ -35,8 +35,8 @@ def tested_estimands(family: str) -> tuple[str, ...]:
     every level is reported beside it."""
     return (
         ("first_level",)
-        if family_spec(family).per_level_estimands
-        else family_spec(family).estimands
+        if contract_of(family).per_level_estimands
+        else contract_of(family).estimands
     )
 
 

@@ -12,9 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from causal_gym.audit.checks import NOMINAL_COVERAGE
 from causal_gym.audit.estimand_audit import EstimandTaskAudit
 from causal_gym.audit.estimand_report import EstimandAuditReport
-from causal_gym.audit.report import NOMINAL_COVERAGE
 from causal_gym.audit.stats import binomial_acceptance
 
 

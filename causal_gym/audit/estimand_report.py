@@ -17,9 +17,7 @@ import numpy as np
 from pydantic import Field
 
 from causal_gym.audit import stats
-from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
-from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
-from causal_gym.audit.report import (
+from causal_gym.audit.checks import (
     CONSISTENCY_BUDGET,
     Check,
     KeyRun,
@@ -34,6 +32,8 @@ from causal_gym.audit.report import (
     powered_check,
     sweep_check,
 )
+from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
+from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.summary import family_frame, paired, reward_fields
 from causal_gym.generate.version import generator_version
 from causal_gym.scoring.version import REWARD_VERSION

@@ -16,10 +16,10 @@ from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_POLICIES, Policy
 from causal_gym.audit.runner import scored_answer
 from causal_gym.errors import GenerationError
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import Tier
 from causal_gym.reference import probes
 from causal_gym.scoring.answer import episode_score
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import Tier
 from causal_gym.task import Task
 
 #: The probes of the expert audit, by report name; linear OLS first.

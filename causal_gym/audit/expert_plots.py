@@ -12,10 +12,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from causal_gym.audit.checks import NOMINAL_COVERAGE
 from causal_gym.audit.estimand_plots import plot_rewards, plot_width_sweep
 from causal_gym.audit.expert_audit import ExpertTaskAudit
 from causal_gym.audit.expert_report import LINEAR_COVERAGE_LIMIT, ExpertAuditReport
-from causal_gym.audit.report import NOMINAL_COVERAGE
 from causal_gym.audit.stats import binomial_acceptance
 
 

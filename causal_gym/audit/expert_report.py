@@ -15,8 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from causal_gym.audit import stats
-from causal_gym.audit.expert_audit import EXPERT_PROBES, ExpertTaskAudit
-from causal_gym.audit.report import (
+from causal_gym.audit.checks import (
     CONSISTENCY_BUDGET,
     DEMONSTRATION_LEVEL,
     Check,
@@ -27,11 +26,12 @@ from causal_gym.audit.report import (
     WidthSweep,
     below_check,
     coverage_check,
-    knowledge_checks,
     materialized_checks,
     powered_check,
     sweep_check,
 )
+from causal_gym.audit.expert_audit import EXPERT_PROBES, ExpertTaskAudit
+from causal_gym.audit.report import knowledge_checks
 from causal_gym.audit.summary import (
     block_skill,
     family_frame,

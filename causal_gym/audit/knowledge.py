@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import norm
 
-from causal_gym.audit.report import Check, Leakage, Paired
+from causal_gym.audit.checks import Check, Leakage, Paired
 from causal_gym.task import PublicTask
 
 #: The most a staged-only strategy may gain over the honest reference, per task.

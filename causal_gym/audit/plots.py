@@ -11,8 +11,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from causal_gym.audit.checks import NOMINAL_COVERAGE
 from causal_gym.audit.policies import HACK_PROBES
-from causal_gym.audit.report import NOMINAL_COVERAGE, AuditReport
+from causal_gym.audit.report import AuditReport
 from causal_gym.audit.runner import TaskAudit
 from causal_gym.audit.stats import binomial_acceptance
 

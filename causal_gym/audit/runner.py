@@ -27,14 +27,15 @@ from causal_gym.audit.policies import (
     staged_view,
 )
 from causal_gym.errors import GenerationError
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.generate.pipeline import generate_task
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import Tier
 from causal_gym.reference.aipw import aipw_submission
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import episode_score, score_answer
 from causal_gym.scoring.reward import ScoreRecord
-from causal_gym.spec.plan import EffectClass, plan_task
-from causal_gym.spec.tiers import Tier
 from causal_gym.task import HiddenTruth, Task
 from causal_gym.task_id import EVAL_V1_FAMILIES, Namespace, TaskId
 
@@ -109,7 +110,7 @@ def audit_task(task: Task, key_label: str) -> TaskAudit:
     sweep = [scored_answer(task, policy(view)) for policy in SWEEP_POLICIES]
     null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
     narrow = scored_answer(task, narrow_null(view)) if null else None
-    spec = family_spec(task.public.family)
+    spec = contract_of(task.public.family)
     prior = scored_answer(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
     files = task.public.files
     aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))

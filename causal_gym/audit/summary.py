@@ -8,21 +8,23 @@ from typing import Any
 
 import numpy as np
 
+from causal_gym.audit.checks import (
+    CONSISTENCY_BUDGET,
+    NOMINAL_COVERAGE,
+    KeyRun,
+    Leakage,
+    Paired,
+    WidthSweep,
+)
 from causal_gym.audit.knowledge import leakage
 from causal_gym.audit.policies import HACK_PROBES, SWEEP_LEVELS
 from causal_gym.audit.report import (
-    CONSISTENCY_BUDGET,
-    NOMINAL_COVERAGE,
     AuditReport,
     HackProbe,
     HonestSummary,
-    KeyRun,
-    Leakage,
     NullNarrowProbe,
-    Paired,
     PriorOnlyProbe,
     ThirdParty,
-    WidthSweep,
     consistency_checks,
     evaluate_checks,
 )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from causal_gym.cli.common import KeyFileOption, app, fail, load_key, write_atomically
-from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, EXPERT_FAMILIES, NAMESPACES
+from causal_gym.task_id import NAMESPACES, SPLITS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,11 +24,9 @@ if TYPE_CHECKING:
     from causal_gym.audit.report import AuditReport
     from causal_gym.rng_keys.keys import DerivationKey
 
-FAMILY_GROUPS = {
-    "eval-v1": EVAL_V1_FAMILIES,
-    "eval-v2": EVAL_V2_FAMILIES,
-    "eval-expert-v1": EXPERT_FAMILIES,
-}
+#: `--families` names a frozen split: the audit covers the families it holds (each
+#: family declares its splits: families/registry.py).
+FAMILY_GROUPS = SPLITS
 #: The expert audit draws, under each key, the first expert train tasks of each family
 #: (the tier as streams serve it, at the newest generator version), or with
 #: `--namespace eval-expert-v1` tasks the way that frozen split is drawn (every task
@@ -206,7 +204,9 @@ def audit(
     ]
     console = Console(stderr=True)
     fingerprints = {label: key.fingerprint for label, key in chosen}
-    group = FAMILY_GROUPS[families]
+    from causal_gym.families.registry import split_families
+
+    group = split_families(families)
     report: AuditReport | EstimandAuditReport | ExpertAuditReport
     if families == EXPERT:
         from causal_gym.audit.expert_audit import audit_expert_task

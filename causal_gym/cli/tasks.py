@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
 def write_staged(task: PublicTask, out: Path) -> None:
     """Write exactly the staged files into `out` (new, empty, or a previous task's)."""
-    from causal_gym.families.registry import registered
+    from causal_gym.families.registry import contracts
 
-    any_staged = {name for spec in registered() for name in spec.staged_files}
+    any_staged = {name for spec in contracts() for name in spec.staged_files}
     if out.exists() and not out.is_dir():
         raise StagingError(f"--out {out} exists and is not a directory")
     if out.is_dir():
@@ -80,7 +80,8 @@ def reference(
     ],
 ) -> None:
     """Print the honest reference submission for a staged directory."""
-    from causal_gym.reference.analyst import ReadmeFormatError, directory_answer
+    from causal_gym.reference.analyst import ReadmeFormatError
+    from causal_gym.reference.answer import directory_answer
 
     try:
         answer = directory_answer(directory)

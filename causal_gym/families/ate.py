@@ -1,18 +1,21 @@
-"""`ate`: the population average treatment effect with a 90% interval, nothing else."""
+"""`ate`: the population average treatment effect with a 90% interval, nothing else.
+Its tasks are drawn, worded and scored by the default hooks."""
 
 from __future__ import annotations
 
-from causal_gym.families.base import FamilySpec
-from causal_gym.scoring.schemas import AteSubmission
-from causal_gym.task_id import Family
+from collections.abc import Mapping
+from typing import ClassVar
+
+from causal_gym.families.contract import FamilyContract
+from causal_gym.families.submissions import AteSubmission
 
 
-class AteFamily(FamilySpec):
-    name = Family.ATE
+class AteFamily(FamilyContract):
+    name = "ate"
     label = "ATE"
     submission_model = AteSubmission
-    eval_count = 170
-    expert_eval_count = 100
+    splits: ClassVar[Mapping[str, int]] = {"eval-v1": 170, "eval-expert-v1": 100}
+    hooks = "causal_gym.families.hooks:FamilyHooks"
 
 
-SPEC = AteFamily()
+CONTRACT = AteFamily()

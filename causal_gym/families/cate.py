@@ -4,28 +4,20 @@ pre-treatment column (3-5 levels), each with a 90% interval.
 The hidden SCM multiplies the treatment by a per-level weight in the outcome's
 equation, so each level's effect is exact: the base effect plus that level's weight.
 The same backdoor contract as `ate` holds, so adjusting for the declared
-pre-treatment columns within each level identifies every level's effect.
+pre-treatment columns within each level identifies every level's effect
+(cate_hooks.py draws and words it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from causal_gym.families.base import FamilySpec, Triple
-from causal_gym.scoring.schemas import Interval
-from causal_gym.task_id import Family
+from causal_gym.families.contract import FamilyContract, Triple
+from causal_gym.families.submissions import Interval
 
-if TYPE_CHECKING:
-    from causal_gym.rng_keys.derive import TaskStreams
-    from causal_gym.scm.model import Scm
-    from causal_gym.scm.sample import CleanSample
-    from causal_gym.spec.plan import TaskPlan
-
-#: Each level's clean rows must hold at least this many of each arm.
-MIN_LEVEL_ARM_ROWS = 40
 MAX_LEVELS = 5
 
 
@@ -42,66 +34,16 @@ class CateSubmission(BaseModel):
     )
 
 
-class CateFamily(FamilySpec):
-    name = Family.CATE
+class CateFamily(FamilyContract):
+    name = "cate"
     label = "CATE"
     submission_model = CateSubmission
     estimands = ("level",)  # placeholder: the names are the task's modifier levels
     per_level_estimands = True
-    eval_count = 150
-    eval_split = "eval-v2"
-    reference_kit = ("analyst.py", "estimands.py")
+    splits: ClassVar[Mapping[str, int]] = {"eval-v2": 150}
+    reference_kit = ("analyst.py", "estimands.py", "answer.py")
     extra_probes = ("pooled_for_every_level", "per_level_difference_in_means")
-    modifier_levels = (3, 5)
-    effect_size_subject = "the effect at one level of the effect modifier"
-    effect_size_detail = (
-        " Every other level's effect differs from it by an amount drawn uniformly between "
-        "0.2 and 0.8, with either sign."
-    )
-    rows_factor = 3.0
-    min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}
-
-    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
-        return [
-            "Answer `effects`: for every level of the effect modifier, the average effect of "
-            "the treatment among the units at that level, E[Y(1) - Y(0) | modifier = level], "
-            "with its own 90% interval. Key each entry by the level exactly as written in "
-            "data.csv; every level must appear once. Each level's reward is scored like an "
-            "ATE and the task's reward is their average."
-        ]
-
-    def question(self, treatment: str, outcome: str, unit: str) -> str | None:
-        return (
-            f"How does the effect of `{treatment}` on `{outcome}` differ across the levels of "
-            f"the effect modifier below? For each level, estimate the average treatment effect "
-            f"among the {unit}s at that level (a conditional average treatment effect): the mean "
-            f"of `{outcome}` if all of them had the intervention minus its mean if none had."
-        )
-
-    def context_lines(self, declared: Mapping[str, str]) -> list[str]:
-        return [
-            f"Effect modifier: `{declared['modifier']}` (a pre-treatment column). The effect of "
-            "the treatment may differ between its levels; estimate it within each level."
-        ]
-
-    def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
-        return dict(zip(levels, scm.level_effects(), strict=True))
-
-    def certify_sample(
-        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
-    ) -> list[str]:
-        import numpy as np
-
-        from causal_gym.scm.model import TREATMENT_ID
-
-        assert scm.modifier is not None
-        codes = sample.columns[scm.modifier]
-        treated = sample.columns[TREATMENT_ID] == 1
-        for level in range(len(scm.interaction)):
-            here = codes == level
-            if min(int(np.sum(here & treated)), int(np.sum(here & ~treated))) < MIN_LEVEL_ARM_ROWS:
-                return [f"a modifier level has fewer than {MIN_LEVEL_ARM_ROWS} rows in an arm"]
-        return []
+    hooks = "causal_gym.families.cate_hooks:CateHooks"
 
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:
         if not isinstance(submission, CateSubmission):
@@ -113,4 +55,4 @@ class CateFamily(FamilySpec):
         return {"effects": {name: interval for name in estimands or self.estimands}}
 
 
-SPEC = CateFamily()
+CONTRACT = CateFamily()

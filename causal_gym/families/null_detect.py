@@ -1,23 +1,17 @@
 """`null_detect`: the ATE plus the probability that it is not exactly zero. Effect
 classes come in keyed blocks of 20 (7 structural nulls, 7 hard and 6 wide non-nulls),
-and the probability is scored by its Brier skill over the disclosed prior."""
+and the probability is scored by its Brier skill over the disclosed prior
+(null_detect_hooks.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from causal_gym.families.base import FamilySpec
-from causal_gym.scoring.schemas import AteSubmission, FiniteFloat
-from causal_gym.task_id import Family
-
-if TYPE_CHECKING:
-    from causal_gym.rng_keys.keys import DerivationKey
-    from causal_gym.spec.plan import EffectClass
-    from causal_gym.task import HiddenTruth
-    from causal_gym.task_id import TaskId
+from causal_gym.families.contract import FamilyContract
+from causal_gym.families.submissions import AteSubmission, FiniteFloat
 
 #: Weights of the estimand reward and of the Brier skill in the total.
 NULL_DETECT_WEIGHTS = (0.9, 0.1)
@@ -36,43 +30,18 @@ class NullDetectSubmission(AteSubmission):
     )
 
 
-class NullDetectFamily(FamilySpec):
-    name = Family.NULL_DETECT
+class NullDetectFamily(FamilyContract):
+    name = "null_detect"
     label = "Null detection"
     submission_model = NullDetectSubmission
     components = ("brier_skill",)
-    eval_count = 160  # eight whole blocks of 20
-    expert_eval_count = 100  # five whole blocks of 20
+    # eight whole blocks of 20 in eval-v1, five in eval-expert-v1
+    splits: ClassVar[Mapping[str, int]] = {"eval-v1": 160, "eval-expert-v1": 100}
     extra_probes = ("prior_only",)
-
-    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
-        nulls = NULL_BLOCK_COUNTS["structural_null"]
-        return [
-            "Also give `effect_probability`, your probability that the true ATE is not exactly "
-            f"zero. Prior: in this family {EFFECT_PRIOR_NUMERATOR} of every {NULL_BLOCK_SIZE} "
-            f"tasks have a non-zero effect and {nulls} of {NULL_BLOCK_SIZE} have exactly none "
-            f"(prior probability {EFFECT_PRIOR_NUMERATOR}/{NULL_BLOCK_SIZE})."
-        ]
-
-    def effect_class(self, key: DerivationKey, task_id: TaskId) -> EffectClass:
-        from causal_gym.spec.plan import null_block_classes
-
-        block, position = divmod(task_id.index, NULL_BLOCK_SIZE)
-        return null_block_classes(key, task_id.namespace, block)[position]
-
-    def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
-        from causal_gym.scoring.reward import brier_skill
-
-        if not isinstance(submission, NullDetectSubmission):
-            raise TypeError("a null_detect task needs a NullDetectSubmission")
-        return {"brier_skill": brier_skill(submission.effect_probability, truth.ate != 0.0)}
-
-    def total_reward(self, estimand_reward: float, components: Mapping[str, float]) -> float:
-        weight, skill_weight = NULL_DETECT_WEIGHTS
-        return weight * estimand_reward + skill_weight * components["brier_skill"]
+    hooks = "causal_gym.families.null_detect_hooks:NullDetectHooks"
 
     def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
         return {**super().placeholder_answer(estimands), "effect_probability": EFFECT_PRIOR}
 
 
-SPEC = NullDetectFamily()
+CONTRACT = NullDetectFamily()

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
-from causal_gym.families.registry import family_spec
+from causal_gym.families.hooks import hooks_of
 from causal_gym.generate.efficiency import anchor_width, efficiency_bound
 from causal_gym.generate.ols_anchor import ols_anchor
 from causal_gym.generate.solvability import (
@@ -28,18 +28,19 @@ from causal_gym.generate.solvability import (
     check_solvability,
 )
 from causal_gym.generate.trial import merged_coding, trial_csv
+from causal_gym.plan.draw import plan_task
+from causal_gym.plan.effects import effect_prior
+from causal_gym.plan.task_plan import TaskPlan
+from causal_gym.plan.tiers import TIER_SPECS, Tier
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import CONFOUNDING_REASON, certify
+from causal_gym.scm.expectations import centered
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
-from causal_gym.scm.nonlinear import centered
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
 from causal_gym.scoring.schemas import submission_json_schema
-from causal_gym.spec.effects import effect_prior
-from causal_gym.spec.plan import TaskPlan, plan_task
-from causal_gym.spec.tiers import TIER_SPECS, Tier
 from causal_gym.splits.manifest import frozen_rows
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessyFrame, make_messy, plan_mess
@@ -92,7 +93,7 @@ def _stage_multi(
     """Staging and solvability for the multi-estimand families: the reference of
     reference/estimands.py must work on every staged file, for every estimand."""
     family = plan.task_id.family
-    spec = family_spec(family)
+    spec = hooks_of(family)
     if out_of_bounds(messy, naming):
         return Rejection(0, ("a staged value lies outside its documented range",))
     files = {"data.csv": render_csv(messy, naming)}
@@ -102,7 +103,7 @@ def _stage_multi(
     mediators = [n.id for n in scm.nodes if n.timing is Timing.MEDIATOR]
     if mediators:
         declared["mediator"] = naming.name_of(mediators[0])
-    if "trial.csv" in spec.staged_files:
+    if "trial.csv" in spec.contract.staged_files:
         trial = trial_csv(scm, naming, messy.plan, plan, streams.trial)
         if trial is None:
             return Rejection(0, ("a staged value lies outside its documented range",))
@@ -219,7 +220,7 @@ def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
 def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
     spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
-    shape = family_spec(family)
+    shape = hooks_of(family)
     expert = plan.tier is Tier.EXPERT
     scm, naming = draw_scm(plan, streams)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
@@ -248,7 +249,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
 
     naming = place_columns(naming, sample)
     messy = make_messy(scm, sample, mess_plan, OUTCOME_ID, streams.messiness)
-    if shape.multi_estimand:
+    if shape.contract.multi_estimand:
         staged = _stage_multi(scm, naming, messy, plan, streams)
     else:
         staged = _stage_single(scm, naming, messy, plan, streams, certificate.ate)

@@ -12,10 +12,10 @@ import dataclasses
 import numpy as np
 
 from causal_gym.families.obs_vs_rct import TRIAL_SHARE
+from causal_gym.plan.task_plan import TaskPlan
+from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.scm.model import OUTCOME_ID, Scm
 from causal_gym.scm.sample import sample_clean
-from causal_gym.spec.plan import TaskPlan
-from causal_gym.spec.tiers import TIER_SPECS
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessPlan, TreatmentCoding, make_messy, plan_mess
 from causal_gym.staging.naming import Naming

@@ -10,7 +10,7 @@ the newest. History (CHANGELOG.md has the why):
 2. values respect the data dictionary: counts, integer scores and bounded scales
    for exogenous roots only, every other column placed within its unit's bounds.
    eval-v1, eval-v2 and eval-expert-v1 are frozen at this version.
-3. effect sizes from a keyed hyperprior (spec/effects.py): the ATE uniform on
+3. effect sizes from a keyed hyperprior (plan/effects.py): the ATE uniform on
    [-A, A], A log-uniform on [1, 3], where version 2 had |ATE| uniform on
    [0.10, 1.50]; the README of an ate or adjustment task says so. obs_vs_rct's
    confounding bias uniform between 0.5 and 4 combined SEs, its confounder adding no

@@ -13,19 +13,16 @@ staged files and uses only what the README declares:
    (categoricals as dummies), 90% normal interval from the classical SE.
 
 When the README says relationships may be nonlinear (the expert tier), step 5 is
-replaced by flexible.py's cross-fitted AIPW, which must sit beside this file.
-
-Run as a script: `python analyst.py DIR` prints the reference submission JSON.
+replaced by flexible.py's cross-fitted AIPW; the multi-estimand families answer from
+estimands.py. Both build on this file, and answer.py picks among them:
+`python answer.py DIR` prints the reference submission JSON for any family.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import re
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -227,87 +224,3 @@ def fit_reference(
         dropped_missing=cleaned.dropped_missing,
         dropped_outliers=cleaned.dropped_outliers,
     )
-
-
-def honest_fit(staged: pd.DataFrame, dictionary: DataDictionary) -> ReferenceFit:
-    """The honest fit for the task: adjusted OLS, or flexible.py's AIPW when the README
-    says relationships may be nonlinear."""
-    if not dictionary.nonlinear:
-        return fit_reference(staged, dictionary)
-    try:  # inside the package
-        from causal_gym.reference.flexible import fit_flexible
-    except ImportError:  # copied into a sandbox next to flexible.py
-        from flexible import fit_flexible  # type: ignore[no-redef,import-not-found]
-    return fit_flexible(staged, dictionary)
-
-
-def reference_submission(fit: ReferenceFit, dictionary: DataDictionary) -> dict[str, object]:
-    """The fit's 90% interval; on `null_detect` the posterior answer under the
-    disclosed prior instead (posterior.py says why: with 7 in 20 effects exactly
-    zero, the calibrated interval is not the optimum, the posterior is)."""
-    if dictionary.family == "null_detect":
-        try:  # inside the package
-            from causal_gym.reference.posterior import NULL_DETECT_PRIOR, posterior_answer
-        except ImportError:  # copied into a sandbox next to posterior.py
-            from posterior import (  # type: ignore[import-not-found,no-redef]
-                NULL_DETECT_PRIOR,
-                posterior_answer,
-            )
-        return dict(posterior_answer(NULL_DETECT_PRIOR, fit.estimate, fit.se, fit.width))
-    answer: dict[str, object] = {
-        "estimate": fit.estimate,
-        "ci_lower": fit.ci_lower,
-        "ci_upper": fit.ci_upper,
-    }
-    if dictionary.family == "adjustment":
-        answer["adjustment_set"] = list(dictionary.pre_treatment)
-    return answer
-
-
-def analyze_directory(directory: Path) -> tuple[ReferenceFit, dict[str, object]]:
-    dictionary = parse_readme((directory / "README.md").read_text(encoding="utf-8"))
-    staged = read_staged((directory / "data.csv").read_bytes(), dictionary)
-    fit = honest_fit(staged, dictionary)
-    return fit, reference_submission(fit, dictionary)
-
-
-#: Families whose reference lives in estimands.py (several estimands, or two files).
-MULTI_ESTIMAND_FAMILIES = ("cate", "mediation", "obs_vs_rct")
-
-
-def files_answer(files: dict[str, bytes]) -> dict[str, object]:
-    """The reference submission for a task's staged files (by name), any family."""
-    dictionary = parse_readme(files["README.md"].decode("utf-8"))
-    if dictionary.family not in MULTI_ESTIMAND_FAMILIES:
-        fit = honest_fit(read_staged(files["data.csv"], dictionary), dictionary)
-        return reference_submission(fit, dictionary)
-    try:  # inside the package
-        from causal_gym.reference.estimands import Analysis
-    except ImportError:  # copied into a sandbox next to estimands.py
-        from estimands import Analysis  # type: ignore[no-redef,import-not-found]
-    return Analysis.parse(files).answer()
-
-
-def directory_answer(directory: Path) -> dict[str, object]:
-    """files_answer for the task staged in `directory`."""
-    return files_answer(
-        {p.name: p.read_bytes() for p in directory.iterdir() if p.suffix in (".csv", ".md")}
-    )
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python analyst.py DIR  (DIR holds data.csv and README.md)", file=sys.stderr)
-        return 2
-    try:
-        answer = directory_answer(Path(args[0]))
-    except (OSError, ReadmeFormatError, KeyError) as exc:
-        print(f"reference analyst: {exc}", file=sys.stderr)
-        return 1
-    print(json.dumps(answer))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -17,14 +17,10 @@ to be learned. This analyst keeps analyst.py's cleaning (steps 1-4) and then:
 
 Self-contained like analyst.py (numpy, pandas, scikit-learn; analyst.py beside it).
 One thread, fixed seeds and no early stopping: the same bytes give the same answer on
-every run. Run as a script: `python flexible.py DIR` prints the submission JSON.
+every run.
 """
 
 from __future__ import annotations
-
-import json
-import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -103,24 +99,3 @@ def fit_flexible(staged: object, dictionary: analyst.DataDictionary) -> analyst.
         dropped_missing=cleaned.dropped_missing,
         dropped_outliers=cleaned.dropped_outliers,
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python flexible.py DIR  (DIR holds data.csv and README.md)", file=sys.stderr)
-        return 2
-    directory = Path(args[0])
-    try:
-        dictionary = analyst.parse_readme((directory / "README.md").read_text(encoding="utf-8"))
-        staged = analyst.read_staged((directory / "data.csv").read_bytes(), dictionary)
-    except (OSError, analyst.ReadmeFormatError, KeyError) as exc:
-        print(f"flexible analyst: {exc}", file=sys.stderr)
-        return 1
-    fit = fit_flexible(staged, dictionary)
-    print(json.dumps(analyst.reference_submission(fit, dictionary)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 #: The disclosed prior of a `null_detect` task: in each keyed block of 20 tasks, 7
 #: structural nulls, 7 hard non-nulls with |ATE| in [0.05, 0.25] and 6 wide ones with
-#: |ATE| in [0.30, 1.50], each sign equally likely (spec/plan.py and
+#: |ATE| in [0.30, 1.50], each sign equally likely (plan/task_plan.py and
 #: families/null_detect.py declare them; a test checks these copies).
 NULL_DETECT_PIECES = ((7 / 20, 0.05, 0.25), (6 / 20, 0.30, 1.50))
 NULL_DETECT_ATOM = 7 / 20

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 try:  # inside the package
-    from causal_gym.reference import analyst, posterior
+    from causal_gym.reference import analyst, answer, posterior
 except ImportError:  # copied into a sandbox next to analyst.py
     import analyst  # type: ignore[no-redef]
+    import answer  # type: ignore[no-redef,import-not-found]
     import posterior  # type: ignore[no-redef,import-not-found]
 
 EFFECT_PRIOR = 13 / 20
@@ -41,7 +42,7 @@ class Staged:
         (the expert audit then puts in the flexible fit generation already made)."""
         dictionary = analyst.parse_readme(readme_text)
         frame = analyst.read_staged(csv_bytes, dictionary)
-        fit = analyst.fit_reference if linear else analyst.honest_fit
+        fit = analyst.fit_reference if linear else answer.honest_fit
         return cls(
             dictionary,
             frame,
@@ -87,7 +88,7 @@ def probability_from(answer: dict[str, object]) -> float:
 
 
 def honest(staged: Staged) -> dict[str, object]:
-    return analyst.reference_submission(staged.reference, staged.dictionary)
+    return answer.reference_submission(staged.reference, staged.dictionary)
 
 
 def at_level(staged: Staged, level: float) -> dict[str, object]:

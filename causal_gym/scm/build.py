@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.hooks import hooks_of
+from causal_gym.plan.effects import EffectPrior
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.plan.tiers import TierSpec
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
 from causal_gym.scm.nonlinear import draw_nonlinearity
-from causal_gym.spec.effects import EffectPrior
-from causal_gym.spec.plan import EffectClass
-from causal_gym.spec.tiers import TierSpec
 from causal_gym.task_id import Family
 
 PROPENSITY_BAND = (0.05, 0.95)
@@ -43,7 +43,7 @@ def draw_counts(spec: TierSpec, family: Family, rng: np.random.Generator) -> Rol
         return int(rng.integers(bounds[0], bounds[1] + 1))
 
     counts = {name: pick(getattr(spec, name)) for name in RoleCounts.__dataclass_fields__}
-    shape = family_spec(family)
+    shape = hooks_of(family)
     for name, least in shape.min_role_counts.items():
         counts[name] = max(counts[name], least)  # after the draws: no randomness used
     for name, most in shape.max_role_counts.items():
@@ -120,7 +120,7 @@ def build_scm(
     effect_rng: np.random.Generator,
     expert: bool = False,
 ) -> Scm:
-    """`prior` draws the effect (spec/effects.py; `effect_rng` is its own stream).
+    """`prior` draws the effect (plan/effects.py; `effect_rng` is its own stream).
     `expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else so
     the linear part is the one a non-expert task of the same tier would draw."""
     effect = prior.effect
@@ -199,7 +199,7 @@ def _linear_scm(
         else:
             b.root(node_id, Role.IRRELEVANT, Kind.CONTINUOUS)
 
-    shape = family_spec(family)
+    shape = hooks_of(family)
     extra_y: list[tuple[str, float]] = []
     extra_t: list[str] = []
     if shape.modifier_levels is not None:

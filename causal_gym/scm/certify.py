@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
+from causal_gym.plan.effects import EffectPrior
+from causal_gym.plan.task_plan import EffectClass
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
-from causal_gym.spec.effects import EffectPrior
-from causal_gym.spec.plan import EffectClass
 
 #: At most this share of rows may sit on the clipped edge of the propensity band.
 MAX_CLIPPED_SHARE = 0.10

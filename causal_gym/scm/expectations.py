@@ -11,6 +11,7 @@ Monte Carlo.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from causal_gym.scm.marginals import Marginal
-from causal_gym.scm.nonlinear import TERM_SCALE, Term, TermKind, factor
+from causal_gym.scm.nonlinear import TERM_SCALE, Nonlinearity, Term, TermKind, factor
 
 
 def _distribution(marginal: Marginal | None) -> Any:
@@ -90,3 +91,12 @@ def term_mean(term: Term, marginals: Mapping[str, Marginal]) -> float:
     for root in term.inputs:
         mean *= factor_mean(term.kind, term.threshold, marginals.get(root))
     return mean
+
+
+def centered(nonlinear: Nonlinearity, marginals: Mapping[str, Marginal]) -> Nonlinearity:
+    """The same terms, each centered by its exact mean under the roots' marginals
+    (a root without one is standard normal)."""
+    terms = tuple(
+        dataclasses.replace(term, center=term_mean(term, marginals)) for term in nonlinear.terms
+    )
+    return dataclasses.replace(nonlinear, terms=terms)

@@ -15,14 +15,11 @@ zero and the population ATE stays `Scm.total_effect()`, exactly.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-
-from causal_gym.scm.marginals import Marginal
 
 
 class TermKind(StrEnum):
@@ -146,14 +143,3 @@ def draw_nonlinearity(
         tuple(to_y * w for w in shared),
         tuple(effect),
     )
-
-
-def centered(nonlinear: Nonlinearity, marginals: Mapping[str, Marginal]) -> Nonlinearity:
-    """The same terms, each centered by its exact mean under the roots' marginals
-    (a root without one is standard normal)."""
-    from causal_gym.scm.expectations import term_mean
-
-    terms = tuple(
-        dataclasses.replace(term, center=term_mean(term, marginals)) for term in nonlinear.terms
-    )
-    return dataclasses.replace(nonlinear, terms=terms)

@@ -27,8 +27,8 @@ from types import MappingProxyType
 
 from pydantic import BaseModel
 
+from causal_gym.families.hooks import hooks_of
 from causal_gym.families.null_detect import EFFECT_PRIOR
-from causal_gym.families.registry import family_spec
 from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth
@@ -132,19 +132,20 @@ def score_submission(truth: HiddenTruth, submission: BaseModel) -> ScoreRecord:
     estimand reward is their mean (one estimand: that one), then the family's total.
     The loss fields and the width ratio are means over the estimands; `covered`
     holds when every interval covers."""
-    spec = family_spec(truth.family)
+    hooks = hooks_of(truth.family)
+    spec = hooks.contract
     answered = spec.intervals(submission)
     parts = {
         name: estimand_score(e.value, *answered[name], e.reference_width, e.scale, e.interval_alpha)
         for name, e in truth.estimands.items()
     }
-    components = spec.score_components(truth, submission)
+    components = hooks.score_components(truth, submission)
 
     def mean(field: str) -> float:
         return sum(getattr(p, field) for p in parts.values()) / len(parts)
 
     estimand_reward = mean("reward")
-    total = spec.total_reward(estimand_reward, components)
+    total = hooks.total_reward(estimand_reward, components)
     return ScoreRecord(
         family=truth.family.value,
         reward=total,

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.task_id import Family
 
 
@@ -157,7 +157,7 @@ def validate_submission(
     unknown-column check for adjustment sets, `estimands` (the task's names) the level
     check for cate. Cost is linear in the input and bounded:
     text over MAX_SUBMISSION_BYTES and objects over MAX_ITEMS items are refused unread."""
-    model = family_spec(family).submission_model
+    model = contract_of(family).submission_model
     data = _parse(raw) if isinstance(raw, str | bytes) else raw
     if isinstance(data, Rejected):
         return data
@@ -178,7 +178,7 @@ def validate_submission(
         submission = model.model_validate(data)
     except ValidationError as exc:
         errors += _pydantic_errors(exc)
-    per_level = family_spec(family).per_level_estimands
+    per_level = contract_of(family).per_level_estimands
     errors += [
         e for e in _cross_field_errors(data, columns, estimands, per_level) if e not in errors
     ]

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from causal_gym.errors import CausalGymError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.generate.version import generator_version
+from causal_gym.plan.draw import plan_task
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.spec.plan import plan_task
 from causal_gym.splits.manifest import (
     EVAL_V1,
     Manifest,

@@ -16,24 +16,21 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from causal_gym.errors import TaskIdError
-from causal_gym.families.registry import family_spec, registered
-from causal_gym.spec.tiers import Tier
-from causal_gym.task_id import Family, Namespace, TaskId
+from causal_gym.families.registry import contract_of
+from causal_gym.families.registry import split_counts as declared_counts
+from causal_gym.plan.tiers import Tier
+from causal_gym.task_id import SPLITS, Family, Namespace, TaskId
 
-EVAL_V1: Final = "eval-v1"
-#: Tasks per family in eval-v1, as each family declares them, in registry order.
-EVAL_V2: Final = "eval-v2"
+EVAL_V1: Final = Namespace.EVAL_V1.value
+EVAL_V2: Final = Namespace.EVAL_V2.value
 #: The expert tier's own split (every task expert; no other split holds one).
-EVAL_EXPERT_V1: Final = "eval-expert-v1"
-SPLITS: tuple[str, ...] = (EVAL_V1, EVAL_V2, EVAL_EXPERT_V1)
+EVAL_EXPERT_V1: Final = Namespace.EVAL_EXPERT_V1.value
 
 
 def split_counts(split: str) -> dict[Family, int]:
     """Tasks per family in a frozen split, as each family declares them, in registry
     order."""
-    if split == EVAL_EXPERT_V1:
-        return {s.name: s.expert_eval_count for s in registered() if s.expert_eval_count}
-    return {spec.name: spec.eval_count for spec in registered() if spec.eval_split == split}
+    return {Family(name): count for name, count in declared_counts(split).items()}
 
 
 #: Tasks per family in eval-v1.
@@ -52,7 +49,7 @@ class ManifestEntry(BaseModel):
 
     @model_validator(mode="after")
     def _every_staged_file(self) -> ManifestEntry:
-        staged = family_spec(self.family).staged_files
+        staged = contract_of(self.family).staged_files
         if sorted(self.sha256) != sorted(staged):
             raise ValueError(f"sha256 must cover exactly {staged}")
         return self

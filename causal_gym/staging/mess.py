@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.plan.tiers import TierSpec
 from causal_gym.scm.model import TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
-from causal_gym.spec.tiers import TierSpec
 
 #: (treated token, control token) pairs a treatment column may be written in.
 TREATMENT_CODINGS: tuple[tuple[str, str], ...] = (

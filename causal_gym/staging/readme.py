@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.hooks import hooks_of
 from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
 from causal_gym.staging.mess import TreatmentCoding
@@ -100,8 +100,8 @@ def _column_row(spec: ColumnSpec) -> str:
 
 
 def _family_section(family: Family, declared: dict[str, str]) -> list[str]:
-    spec = family_spec(family)
-    if spec.estimands == ("ate",):
+    spec = hooks_of(family)
+    if spec.contract.estimands == ("ate",):
         shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
     else:
         shared = "Report a 90% interval for each effect (`ci_lower` <= `ci_upper`)."
@@ -109,11 +109,11 @@ def _family_section(family: Family, declared: dict[str, str]) -> list[str]:
 
 
 def effect_size_line(outcome: str, family: str = "ate") -> str:
-    """The disclosed effect-size prior (spec/effects.py); reference/posterior.py reads
+    """The disclosed effect-size prior (plan/effects.py); reference/posterior.py reads
     its numbers back, and its presence tells a generator-3 task."""
-    from causal_gym.spec.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
+    from causal_gym.plan.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
 
-    spec = family_spec(family)
+    spec = hooks_of(family)
     return (
         f"Effect size: {spec.effect_size_subject} was drawn uniformly between -A and A (in "
         f"units of `{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
@@ -147,7 +147,7 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         _pick(_QUESTIONS, rng).format(**fill),
         "",
     ]
-    spec = family_spec(facts.family)
+    spec = hooks_of(facts.family)
     own_question = spec.question(treatment.name, outcome.name, theme.unit)
     if own_question is not None:
         lines[-2] = own_question

@@ -14,7 +14,7 @@ import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
 from causal_gym.errors import CausalGymError, KeyFormatError
-from causal_gym.families.registry import ALL_COMPONENTS
+from causal_gym.families.registry import all_components
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, episode_score
@@ -132,7 +132,7 @@ class CausalGymTask(vf.Task[CausalGymTaskData, CausalGymState, CausalGymTaskConf
             "covered",
             "coverage",
             "width_ratio",
-            *ALL_COMPONENTS,
+            *all_components(),
         ):
             value = values.get(name)
             if isinstance(value, int | float):  # bools too: covered is 1.0 or 0.0

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
@@ -57,11 +57,12 @@ def last_json_object(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 class ScriptedAnalysisPolicy(Policy):
-    """Copy analyst.py (and probes.py), run one command, submit its printed JSON."""
+    """Copy the family's kit (and a probe script), run one command, submit its printed
+    JSON."""
 
     name = "scripted"
-    command = "python analyst.py /workspace"
-    files: tuple[str, ...] = ("analyst.py",)
+    command = "python answer.py /workspace"
+    files: tuple[str, ...] = ("analyst.py", "answer.py")
 
     def next_turn(self, messages: list[dict[str, Any]], deadline_s: float) -> AgentTurn:
         step = sum(1 for m in messages if m.get("role") == "assistant")
@@ -80,7 +81,7 @@ class ReferencePolicy(ScriptedAnalysisPolicy):
     name = "reference"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        self.files = family_spec(task.family).reference_kit
+        self.files = contract_of(task.family).reference_kit
 
 
 class ProbePolicy(ScriptedAnalysisPolicy):
@@ -93,12 +94,12 @@ class ProbePolicy(ScriptedAnalysisPolicy):
         self.command = f"python probes.py /workspace --probe {probe}"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        self.files = (*family_spec(task.family).reference_kit, "probes.py")
-        if family_spec(task.family).multi_estimand:
+        self.files = (*contract_of(task.family).reference_kit, "probes.py")
+        if contract_of(task.family).multi_estimand:
             # bayes-prior also needs the posterior and the priors the generator
             # induces (estimand_probes.PRIORS_FILE, written by scripts/estimand_priors.py).
             extra = ("posterior.py", "estimand_priors.json") if self.name == "bayes-prior" else ()
-            kit = (*family_spec(task.family).reference_kit, *extra, "estimand_probes.py")
+            kit = (*contract_of(task.family).reference_kit, *extra, "estimand_probes.py")
             self.files = kit
             self.command = f"python estimand_probes.py /workspace --probe {self.name}"
 
@@ -124,7 +125,7 @@ class EscapePolicy(Policy):
             return _call(0, "python", {"code": extra + ESCAPE_SCRIPT.read_text("utf-8")})
         findings = last_json_object(messages) or {"error": "the escape script printed nothing"}
         if step == 1:
-            answer = family_spec(self.family).placeholder_answer(self.estimands)
+            answer = contract_of(self.family).placeholder_answer(self.estimands)
             call = _call(1, "submit_answer", answer).tool_calls
             return AgentTurn(text="escape findings: " + json.dumps(findings), tool_calls=call)
         return AgentTurn(text="escape findings: " + json.dumps(findings))
@@ -149,5 +150,5 @@ class SimulatedPolicy(Policy):
         time.sleep(max(0.0, min(self.turn_s, deadline_s)))
         if step + 1 < self.turns:
             return AgentTurn(text=f"thinking ({step + 1} of {self.turns})")
-        answer = family_spec(self.family).placeholder_answer(self.estimands)
+        answer = contract_of(self.family).placeholder_answer(self.estimands)
         return _call(step, "submit_answer", answer)

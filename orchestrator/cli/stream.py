@@ -20,7 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from orchestrator.cli.common import app, fail
-from orchestrator.stream import DEFAULT_FAMILIES
+from orchestrator.stream import DEFAULT_SPLIT
 
 stream_app = typer.Typer(
     help="Fresh-key infinite task streams for RL trainers, over HTTP.",
@@ -33,7 +33,7 @@ StateOption = Annotated[
     Path | None,
     typer.Option("--state-dir", help="The stream's state folder (~/.causal-gym/streams/NAME)."),
 ]
-_FAMILIES_DEFAULT = ",".join(DEFAULT_FAMILIES)
+_FAMILIES_HELP = f"Comma-separated (default: the families of {DEFAULT_SPLIT})."
 
 
 def _state_dir(name: str, state_dir: Path | None) -> Path:
@@ -70,7 +70,7 @@ def _call(function: Any, *args: Any) -> Any:
 
 def _serve_options(
     name: str,
-    families: str,
+    families: str | None,
     state_dir: Path | None,
     host: str,
     port: int,
@@ -85,10 +85,12 @@ def _serve_options(
 ) -> Any:
     from causal_gym.task_id import FAMILIES
     from orchestrator.sandbox import SANDBOX_KINDS
+    from orchestrator.stream import default_families
     from orchestrator.stream.handout import Limits
     from orchestrator.stream.server import ServeOptions
 
-    chosen = tuple(f.strip() for f in families.split(",") if f.strip())
+    listed = families if families is not None else ",".join(default_families())
+    chosen = tuple(f.strip() for f in listed.split(",") if f.strip())
     unknown = [f for f in chosen if f not in FAMILIES]
     if unknown or not chosen:
         fail(f"unknown families {unknown}: accepted families are {', '.join(FAMILIES)}")
@@ -118,9 +120,7 @@ def _serve_options(
 @stream_app.command("serve")
 def serve_command(
     name: NameArgument,
-    families: Annotated[str, typer.Option("--families", help="Comma-separated.")] = (
-        _FAMILIES_DEFAULT
-    ),
+    families: Annotated[str | None, typer.Option("--families", help=_FAMILIES_HELP)] = None,
     state_dir: StateOption = None,
     host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free.")] = 8600,

@@ -21,8 +21,11 @@ from typing import Any, Protocol
 from causal_gym.task_id import FAMILIES
 from causal_gym.wire import TaskWire
 from orchestrator.integrations.errors import IntegrationError
-from orchestrator.stream import DEFAULT_FAMILIES
+from orchestrator.stream import default_families
 from orchestrator.stream.types import StreamScore
+
+#: The families a source serves unless told otherwise (the stream's default).
+DEFAULT_FAMILIES: tuple[str, ...] = default_families()
 
 
 class TaskSource(Protocol):

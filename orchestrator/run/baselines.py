@@ -151,14 +151,14 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from causal_gym.families.registry import family_spec
+    from causal_gym.families.registry import contract_of
 
-    families = [family_spec(f) for f in table_families(summaries)]
+    families = [contract_of(f) for f in table_families(summaries)]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / len(families)
     x = np.arange(len(summaries))
     for i, spec in enumerate(families):
-        values = [s["by_family"].get(spec.name.value, {}).get("mean_reward") for s in summaries]
+        values = [s["by_family"].get(spec.name, {}).get("mean_reward") for s in summaries]
         shown = [max(-2.0, v) if v is not None else 0.0 for v in values]
         offset = (i - (len(families) - 1) / 2) * width  # bars centred on the tick
         ax.bar(x + offset, shown, width * 0.9, label=spec.label)

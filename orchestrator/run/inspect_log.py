@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.rng_keys.keys import resolve_key
 from orchestrator.errors import OrchestratorError
 from orchestrator.run.records import ScoredEpisode
@@ -216,7 +216,7 @@ def _sample(folder: RunFolder, record: ScoredEpisode, names: dict[str, str]) -> 
         epoch=1,
         input=first_user or "(no transcript: the attempt produced none)",
         target="",
-        files=list(family_spec(record.family).staged_files),
+        files=list(contract_of(record.family).staged_files),
         messages=messages,
         output=ModelOutput.from_content(model, answer or ""),
         scores={SCORER: _score(folder, record, answer, schema_errors, names)},

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from causal_gym.families.registry import family_spec
+from causal_gym.families.registry import contract_of
 from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
 from causal_gym.task_id import EVAL_V1_FAMILIES, FAMILIES
 from orchestrator.run.records import ScoredEpisode
@@ -136,7 +136,7 @@ def has_tool_choice(summaries: list[dict[str, Any]]) -> bool:
 
 
 def baseline_header(families: list[str], expert: bool = False, tools: bool = False) -> str:
-    labels = [family_spec(f).label for f in families]
+    labels = [contract_of(f).label for f in families]
     tier = [EXPERT_COLUMN] if expert else []
     choice = [TOOL_CHOICE_COLUMN] if tools else []
     columns = ["Model", "Provider", *choice, "Sample", "n", "Mean reward", *labels, *tier,

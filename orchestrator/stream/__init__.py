@@ -11,12 +11,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from causal_gym._lazy import lazy_exports
-from causal_gym.task_id import EVAL_V1_FAMILIES
 
-#: What a stream serves unless told otherwise: the seed's three families, with their
-#: expert share (`stream start`, the trainer adapters' local source). Here, not in a
-#: submodule, so the CLI can show it without loading pydantic.
-DEFAULT_FAMILIES: tuple[str, ...] = EVAL_V1_FAMILIES
+#: What a stream serves unless told otherwise (`stream start`, the trainer adapters'
+#: local source): the families of eval-v1, with their expert share.
+DEFAULT_SPLIT = "eval-v1"
+
+
+def default_families() -> tuple[str, ...]:
+    from causal_gym.families.registry import split_families
+
+    return split_families(DEFAULT_SPLIT)
+
 
 if TYPE_CHECKING:
     from orchestrator.stream.client import AsyncStreamClient, StreamClient, StreamOperator

@@ -1,5 +1,5 @@
 """A scripted model that replays the honest reference analysis as tool calls, for any
-harness: one bash call that writes analyst.py and runs it, then submit_answer with
+harness: one bash call that writes analyst.py and answer.py and runs them, then submit_answer with
 what it printed. Used by benchmarks that drive vf-eval and causal-gym-run with the
 same server."""
 
@@ -11,11 +11,13 @@ from typing import Any
 
 from tests.support.openai_server import Reply, tool_outputs
 
-ANALYST = (
-    Path(__file__).resolve().parents[2] / "causal_gym" / "reference" / "analyst.py"
-).read_text()
+KIT = Path(__file__).resolve().parents[2] / "causal_gym" / "reference"
 RUN_ANALYST = (
-    f"cat > analyst.py <<'CAUSAL_GYM_EOF'\n{ANALYST}\nCAUSAL_GYM_EOF\npython3 analyst.py ."
+    "".join(
+        f"cat > {name} <<'CAUSAL_GYM_EOF'\n{(KIT / name).read_text()}\nCAUSAL_GYM_EOF\n"
+        for name in ("analyst.py", "answer.py")
+    )
+    + "python3 answer.py ."
 )
 
 

@@ -22,7 +22,7 @@ class Tier(StrEnum):
 
 
 #: The tiers a train task draws from uniformly; the expert tier is drawn apart (see
-#: spec/plan.py), so adding it moved no other task.
+#: plan/task_plan.py), so adding it moved no other task.
 TIER_ORDER: tuple[Tier, ...] = (Tier.EASY, Tier.MEDIUM, Tier.HARD)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from causal_gym.spec.plan import EFFECT_MAGNITUDE, EffectClass
+from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass
 
 #: Version 3's half-width range (outcome units), log-uniform. Chosen by simulating the
 #: posterior gain against the honest interval at the tasks' standard errors

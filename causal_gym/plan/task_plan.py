@@ -1,4 +1,5 @@
-"""What a task id commits to before any SCM is drawn: tier, row count, effect class.
+"""What a task id commits to before any SCM is drawn: tier, row count, effect class
+(the plan; plan/draw.py draws it).
 
 These are attempt-independent so a rejected candidate is redrawn inside the same
 plan (same tier, same staged size, same null/non-null class).
@@ -11,16 +12,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from causal_gym.families.null_detect import NULL_BLOCK_COUNTS
-from causal_gym.families.registry import family_spec
-from causal_gym.rng_keys.derive import derive_block_rng, derive_plan_rng
-from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.spec.tiers import (
+from causal_gym.plan.tiers import (
     EXPERT_TRAIN_SHARE,
-    TIER_ORDER,
-    TIER_SPECS,
     TRAIN_JITTER,
     Tier,
 )
+from causal_gym.rng_keys.derive import derive_block_rng
+from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import EXPERT_FAMILIES, Namespace, TaskId
 
 
@@ -81,10 +79,6 @@ def null_block_classes(
     return block_classes(key, namespace, block, NULL_BLOCK_COUNTS)
 
 
-def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:
-    return family_spec(task_id.family).effect_class(key, task_id)
-
-
 def jittered_rows(base_rows: int, factor: float) -> int:
     """Train row count: base scaled by a factor in TRAIN_JITTER, never past 50% either way."""
     low, high = TRAIN_JITTER
@@ -106,31 +100,3 @@ def is_expert(task_id: TaskId, draw: float) -> bool:
     if task_id.namespace is Namespace.EVAL_EXPERT_V1:
         return True
     return task_id.namespace is Namespace.TRAIN and draw < EXPERT_TRAIN_SHARE
-
-
-def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = None) -> TaskPlan:
-    """Draw tier and size from the plan stream; `staged_rows` pins the size (eval manifest)."""
-    rng = derive_plan_rng(key, task_id)
-    tier = TIER_ORDER[int(rng.integers(len(TIER_ORDER)))]
-    low, high = TIER_SPECS[tier].staged_rows
-    base_rows = int(rng.integers(low, high + 1))
-    factor = family_spec(task_id.family).rows_factor
-    if factor != 1.0:  # (the seed's families keep their exact draw)
-        base_rows = round(base_rows * factor)
-    jitter = float(rng.uniform(*TRAIN_JITTER))
-    # The expert draw comes after the others, so a task that is not expert keeps the
-    # tier and size it had before the expert tier existed.
-    expert_draw = float(rng.uniform())
-    expert_rows = int(rng.integers(*_closed(TIER_SPECS[Tier.EXPERT].staged_rows)))
-    if is_expert(task_id, expert_draw):
-        tier, base_rows = Tier.EXPERT, expert_rows
-    if staged_rows is not None:
-        rows = staged_rows
-    elif task_id.namespace is Namespace.TRAIN:
-        rows = jittered_rows(base_rows, jitter)
-    else:
-        rows = base_rows
-    from causal_gym.generate.version import generator_version  # (generate imports plan)
-
-    version = generator_version(task_id.namespace.value)
-    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id), version)

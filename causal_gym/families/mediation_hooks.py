@@ -1,0 +1,89 @@
+"""How `mediation` tasks are drawn and worded: one declared mediator, no other, and
+sequential ignorability on the hidden graph."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import networkx as nx
+
+from causal_gym.families.hooks import FamilyHooks
+from causal_gym.plan.task_plan import TaskPlan
+from causal_gym.rng_keys.derive import TaskStreams
+from causal_gym.scm.identification import satisfies_backdoor
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
+from causal_gym.scm.sample import CleanSample
+
+#: The declared mediator's node id in the hidden SCM (scm/build.py draws it).
+MEDIATOR_ID = "k1"
+
+
+class MediationHooks(FamilyHooks):
+    declared_mediator = True
+    effect_size_subject = "the true total effect"
+    effect_size_detail = (
+        " The indirect effect is the treatment's weight on the mediator (between 0.5 and 1.0 "
+        "in size) times the mediator's weight on the outcome (between 0.3 and 0.8), each "
+        "with either sign; the direct effect is the rest."
+    )
+    min_role_counts: ClassVar[Mapping[str, int]] = {"confounders": 2}
+    # The declared mediator is the only one: another would carry part of the
+    # "direct" effect through a column the README calls post-treatment.
+    max_role_counts: ClassVar[Mapping[str, int]] = {"mediators": 0}
+
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
+        return [
+            "Answer three effects, each with a 90% interval: `direct`, the natural direct "
+            "effect (the effect of the treatment with the mediator held at the value it would "
+            "take without treatment); `indirect`, the natural indirect effect (the effect of "
+            "moving the mediator from its untreated to its treated value, treatment held "
+            "fixed); and `total`, the average treatment effect. `total.estimate` must equal "
+            "`direct.estimate + indirect.estimate`. The reward averages the three."
+        ]
+
+    def question(self, treatment: str, outcome: str, unit: str) -> str | None:
+        return (
+            f"How much of the effect of `{treatment}` on `{outcome}` passes through the "
+            "mediator below? Decompose the population average effect into the natural direct "
+            "and natural indirect effects."
+        )
+
+    def context_lines(self, declared: Mapping[str, str]) -> list[str]:
+        return [
+            f"Mediator: `{declared['mediator']}`, recorded after the treatment and before the "
+            "outcome; part of the treatment's effect may pass through it."
+        ]
+
+    def assumption_lines(self) -> list[str] | None:
+        return [
+            "Sequential ignorability: given the observed pre-treatment columns there is no "
+            "unobserved confounding of treatment and outcome, of treatment and mediator, or "
+            "(given the treatment as well) of mediator and outcome.",
+            "No confounder of the mediator and the outcome is itself affected by the "
+            "treatment; the other post-treatment columns are not such confounders.",
+            "Consistency: a unit's observed outcome and mediator are its potential ones under "
+            "the treatment it actually received.",
+            "Positivity: every unit had a probability strictly between 0 and 1 of receiving "
+            "the intervention, given its pre-treatment covariates.",
+        ]
+
+    def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
+        alpha = next(e for e in scm.in_edges(MEDIATOR_ID) if e.parent == TREATMENT_ID).weights[0]
+        into_y = scm.in_edges(OUTCOME_ID)
+        delta = next((e.weights[0] for e in into_y if e.parent == MEDIATOR_ID), 0.0)
+        total = scm.total_effect()
+        return {"direct": total - alpha * delta, "indirect": alpha * delta, "total": total}
+
+    def certify_sample(
+        self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams
+    ) -> list[str]:
+        """Sequential ignorability on the hidden graph: given the treatment and the
+        declared pre-treatment columns, nothing else links the mediator and the outcome
+        (latent variables included)."""
+        declared = {*scm.pre_treatment_ids, TREATMENT_ID}
+        if not satisfies_backdoor(scm.graph, MEDIATOR_ID, OUTCOME_ID, declared):
+            return ["mediator-outcome relation is confounded beyond the declared columns"]
+        if nx.has_path(scm.graph, OUTCOME_ID, MEDIATOR_ID):
+            return ["the mediator is caused by the outcome"]
+        return []

@@ -1,0 +1,48 @@
+"""Draw a task's plan from its id and the key: tier and size from the plan stream,
+the effect class from the family's hooks, the generator version from the namespace."""
+
+from __future__ import annotations
+
+from causal_gym.families.hooks import hooks_of
+from causal_gym.generate.version import generator_version
+from causal_gym.plan.task_plan import (
+    EffectClass,
+    TaskPlan,
+    _closed,
+    is_expert,
+    jittered_rows,
+)
+from causal_gym.plan.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
+from causal_gym.rng_keys.derive import derive_plan_rng
+from causal_gym.rng_keys.keys import DerivationKey
+from causal_gym.task_id import Namespace, TaskId
+
+
+def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:
+    return hooks_of(task_id.family).effect_class(key, task_id)
+
+
+def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = None) -> TaskPlan:
+    """Draw tier and size from the plan stream; `staged_rows` pins the size (eval manifest)."""
+    rng = derive_plan_rng(key, task_id)
+    tier = TIER_ORDER[int(rng.integers(len(TIER_ORDER)))]
+    low, high = TIER_SPECS[tier].staged_rows
+    base_rows = int(rng.integers(low, high + 1))
+    factor = hooks_of(task_id.family).rows_factor
+    if factor != 1.0:  # (the seed's families keep their exact draw)
+        base_rows = round(base_rows * factor)
+    jitter = float(rng.uniform(*TRAIN_JITTER))
+    # The expert draw comes after the others, so a task that is not expert keeps the
+    # tier and size it had before the expert tier existed.
+    expert_draw = float(rng.uniform())
+    expert_rows = int(rng.integers(*_closed(TIER_SPECS[Tier.EXPERT].staged_rows)))
+    if is_expert(task_id, expert_draw):
+        tier, base_rows = Tier.EXPERT, expert_rows
+    if staged_rows is not None:
+        rows = staged_rows
+    elif task_id.namespace is Namespace.TRAIN:
+        rows = jittered_rows(base_rows, jitter)
+    else:
+        rows = base_rows
+    version = generator_version(task_id.namespace.value)
+    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id), version)

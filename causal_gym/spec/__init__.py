@@ -1,1 +1,0 @@
-"""Task plans and difficulty tiers."""
