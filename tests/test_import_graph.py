@@ -1,7 +1,9 @@
 """Imports in `causal_gym` point one way: no module reaches itself through any chain
 of imports, counting every import statement (top level, inside functions, and the
-type-only ones under TYPE_CHECKING), so no circle is held together by a deferred
-import. Modules named by entry-point strings (a family's hooks) are not imports."""
+type-only ones under TYPE_CHECKING) and the package `__init__` modules an import
+runs first, so no circle is held together by a deferred import. Modules named by
+entry-point strings (a family's hooks) are not imports. A second test imports every
+module first in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import ast
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,6 +44,16 @@ def import_graph(package: str) -> nx.DiGraph:
                     target = target.rpartition(".")[0]
                 if target and target != name:
                     graph.add_edge(name, target)
+                    # importing a.b.c runs a/__init__ and a/b/__init__ first
+                    parent = target.rpartition(".")[0]
+                    while parent:
+                        if (
+                            parent in modules
+                            and parent != name
+                            and not name.startswith(parent + ".")
+                        ):
+                            graph.add_edge(name, parent)
+                        parent = parent.rpartition(".")[0]
                     break
     return graph
 
@@ -57,3 +70,27 @@ def test_the_graph_sees_deferred_and_type_only_imports() -> None:
     assert graph.number_of_edges() > 200
     assert graph.has_edge("causal_gym.families.hooks", "causal_gym.task")  # type-only
     assert graph.has_edge("causal_gym.families.hooks", "causal_gym.plan.task_plan")  # deferred
+
+
+@pytest.mark.slow
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    """The runtime check of the same property: whichever module a process imports
+    first, no partially initialized module is asked for a name."""
+    import subprocess
+    import sys
+
+    names = sorted(n for n in import_graph("causal_gym").nodes if not n.endswith("__main__"))
+    code = (
+        "import importlib, subprocess, sys\n"
+        "bad = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    proc = subprocess.run([sys.executable, '-c', f'import {name}'],\n"
+        "                          capture_output=True, text=True)\n"
+        "    if proc.returncode:\n"
+        "        bad.append((name, proc.stderr.strip().splitlines()[-1]))\n"
+        "print(bad)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=1800
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout[-3000:]

@@ -1,6 +1,2 @@
-"""The generation pipeline (see pipeline.py)."""
-
-from causal_gym.generate.pipeline import MAX_ATTEMPTS, generate_task
-from causal_gym.generate.solvability import Solvability, check_solvability
-
-__all__ = ["MAX_ATTEMPTS", "Solvability", "check_solvability", "generate_task"]
+"""The generation pipeline: pipeline.py turns a task id and a key into a Task; the
+other modules are its parts (the anchors, solvability, the trial file, versions)."""

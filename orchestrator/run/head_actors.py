@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate import generate_task
+from causal_gym.generate.pipeline import generate_task
 from causal_gym.scoring.answer import EpisodeScore, episode_score
 from causal_gym.task import Task
 from causal_gym.wire import TaskWire

@@ -77,7 +77,7 @@ class TaskSupply:
     def make(self) -> Made:
         """Generate the next task of this worker's share; keep its truth under a new
         handle and return its public part."""
-        from causal_gym.generate import generate_task
+        from causal_gym.generate.pipeline import generate_task
 
         with self._lock:
             task_id = next(self._ids)
