@@ -9,13 +9,12 @@ count.
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 from typing import get_args
 
-import numpy as np
 import pytest
 
+from causal_gym.families.conformance import check_family
 from causal_gym.families.contract import FamilyContract
 from causal_gym.families.hooks import hooks_of
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
@@ -23,13 +22,9 @@ from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
 from causal_gym.families.registry import contract_of, contracts, family_names
 from causal_gym.plan.draw import effect_class_for
 from causal_gym.plan.task_plan import EffectClass
-from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.reference import analyst, estimand_probes, probes
 from causal_gym.reference import answer as reference_answer
-from causal_gym.scm.build import draw_counts
-from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.schemas import submission_json_schema
-from causal_gym.scoring.validate import validate_submission
 from causal_gym.splits.manifest import load_manifest
 from causal_gym.task_id import FAMILIES, TaskId
 from causal_gym.vf.taskset import FamilyName
@@ -46,6 +41,14 @@ def test_the_registry_is_every_family_in_order() -> None:
     assert list(get_args(FamilyName)) == IDS  # the verifiers taskset serves each one
     with pytest.raises(ValueError, match="accepted families are ate, adjustment"):
         contract_of("mediation_typo")
+
+
+@pytest.mark.parametrize("name", IDS)
+def test_every_family_conforms(name: str) -> None:
+    """The conformance check any family must pass (causal_gym/families/conformance.py:
+    determinism, staged files and hidden truths, README, the kit's honest answer
+    scored into the declared estimands and components, role counts)."""
+    check_family(name)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
@@ -78,51 +81,6 @@ def test_the_sandbox_kit_reads_the_answer_type(spec: FamilyContract) -> None:
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_the_readme_states_the_family_section_and_schema(spec: FamilyContract) -> None:
-    readme = cached_task(f"train:{spec.name}:1").public.files["README.md"].decode()
-    # generator 3 discloses obs_vs_rct's bias size (a declared fact of train tasks)
-    declared = {"bias_spread": "disclosed"} if spec.name == "obs_vs_rct" else {}
-    for line in hooks_of(spec.name).readme_lines(declared):
-        assert line in readme
-    for field in submission_json_schema(spec.name)["properties"]:  # type: ignore[union-attr]
-        assert f'"{field}"' in readme
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_the_reference_answer_scores_into_the_declared_components(
-    spec: FamilyContract,
-) -> None:
-    for index in range(3):
-        task = cached_task(f"train:{spec.name}:{index}")
-        answer = reference_answer.files_answer(dict(task.public.files))
-        names = tuple(task.hidden.estimands)
-        assert names == task.public.estimands == task.public.to_wire("handle-0001").estimands
-        if spec.per_level_estimands:  # one estimand per level the README lists
-            readme = task.public.files["README.md"].decode()
-            assert 3 <= len(names) <= 5 and all(f"`{name}`" in readme for name in names)
-        else:
-            assert names == spec.estimands
-        for estimand in task.hidden.estimands.values():
-            assert repr(estimand) == "Estimand(<redacted>)"
-            with pytest.raises(TypeError, match="must not be pickled"):
-                pickle.dumps(estimand)
-        public = task.public
-        assert validate_submission(spec.name, answer, public.columns, public.estimands).ok
-        record = score_answer(task, answer)
-        assert record is not None
-        assert tuple(record.components) == spec.components
-        assert tuple(record.estimands) == names
-        assert record.estimand_reward == pytest.approx(
-            sum(e.reward for e in record.estimands.values()) / len(names), abs=1e-12
-        )
-        assert record.reward == hooks_of(spec.name).total_reward(
-            record.estimand_reward, record.components
-        )
-        flat = record.as_dict()
-        assert all(flat[name] == record.components[name] for name in spec.components)
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=IDS)
 def test_effect_classes_and_eval_counts(spec: FamilyContract, default_key) -> None:
     classes = {
         effect_class_for(default_key, TaskId.parse(f"train:{spec.name}:{i}"))
@@ -139,18 +97,6 @@ def test_effect_classes_and_eval_counts(spec: FamilyContract, default_key) -> No
     assert spec.splits
     for split, count in spec.splits.items():
         assert load_manifest(split).counts[spec.name] == count
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=IDS)
-def test_role_count_minimums_hold_in_every_draw(spec: FamilyContract) -> None:
-    rng = np.random.default_rng(np.random.PCG64(7))  # a test stream, not a task's
-    for tier in TIER_SPECS.values():
-        for _ in range(50):
-            counts = draw_counts(tier, spec.name, rng)
-            for name, least in hooks_of(spec.name).min_role_counts.items():
-                assert getattr(counts, name) >= least
-            for name, most in hooks_of(spec.name).max_role_counts.items():
-                assert getattr(counts, name) <= most
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=IDS)

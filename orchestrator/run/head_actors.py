@@ -48,6 +48,15 @@ def _timeout_cause(failure: FailureClass | None, result: EpisodeResult | None) -
     return result.timeout_cause if result is not None else "runner"  # the outer watchdog
 
 
+def record_fields(score: EpisodeScore) -> dict[str, Any]:
+    """A score's fields as a record holds them: each under its own name, and the
+    components of a family registered beyond the built-in ones under `components`."""
+    fields = score.fields()
+    own = {k: v for k, v in fields.items() if k in ScoredEpisode.model_fields}
+    extra = {k: float(v) for k, v in fields.items() if k not in ScoredEpisode.model_fields}
+    return {**own, "components": extra} if extra else own
+
+
 class TaskGenerator:
     def __init__(self, key_path: str, fingerprint: str) -> None:
         self.key = _checked_key(key_path, fingerprint)
@@ -144,7 +153,7 @@ class Scorer:
             timeout_cause=_timeout_cause(failure_class, result),
             message=text,
             message_chars=length,
-            **score.fields(),
+            **record_fields(score),
             **how,
             overhead_s=overhead_s,
             finished_at=time.time(),

@@ -87,6 +87,9 @@ class ScoredEpisode(Sealed, _Record):
     abs_error: float | None = Field(None, ge=0)
     narrow_penalty: float | None = Field(None, ge=0)
     loss: float | None = Field(None, ge=0)
+    #: Score components of a family registered beyond the built-in ones (whose
+    #: components, validity and brier_skill, have fields of their own above).
+    components: dict[str, float] = Field(default_factory=dict, max_length=32)
     # how it went
     turns: int = Field(0, ge=0, le=10_000)
     invalid_attempts: int = Field(0, ge=0, le=10_000)
