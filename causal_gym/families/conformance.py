@@ -30,6 +30,7 @@ from causal_gym.scm.build import draw_counts
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.scoring.validate import validate_submission
+from causal_gym.task_id import Family
 
 
 class FamilyConformanceError(FamilyContractError):
@@ -103,7 +104,7 @@ def _check_task(name: str, task_id: str, key: DerivationKey) -> None:
     if not contract.per_level_estimands:
         _expect(names == contract.estimands, f"{task_id}: estimands are not the declared ones")
     submission = answer.files_answer(dict(public.files))
-    checked = validate_submission(name, submission, public.columns, public.estimands)
+    checked = validate_submission(public.family, submission, public.columns, public.estimands)
     _expect(checked.ok, f"{task_id}: the kit's honest answer does not validate: {checked}")
     record = score_answer(task, submission)
     _expect(record is not None, f"{task_id}: the honest answer was not scored")
@@ -127,7 +128,7 @@ def _check_role_counts(name: str, draws: int = 20) -> None:
     rng = np.random.default_rng(np.random.PCG64(7))  # a check's stream, not a task's
     for tier in TIER_SPECS.values():
         for _ in range(draws):
-            counts = draw_counts(tier, name, rng)
+            counts = draw_counts(tier, Family(name), rng)
             for role, least in hooks.min_role_counts.items():
                 _expect(getattr(counts, role) >= least, f"{name}: fewer {role} than declared")
             for role, most in hooks.max_role_counts.items():
