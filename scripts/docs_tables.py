@@ -44,8 +44,10 @@ def _se(sd: float, n: int) -> float:
 def baselines(split: str) -> Callable[[], list[str]]:
     def table() -> list[str]:
         from orchestrator.run.baselines import render_table
+        from orchestrator.run.summary import RunSummary
 
-        summaries = _json(f"docs/baselines/{split}/baselines.json")["agents"]
+        agents = _json(f"docs/baselines/{split}/baselines.json")["agents"]
+        summaries = [RunSummary.model_validate(a) for a in agents]
         return render_table(summaries).rstrip("\n").split("\n")
 
     return table

@@ -32,6 +32,7 @@ from orchestrator.agents import (
 )
 from orchestrator.agents.scripted import EscapePolicy
 from orchestrator.run.report import TOOL_CHOICE_COLUMN, baseline_table, render_markdown
+from orchestrator.run.summary import RunSummary
 from orchestrator.sandbox import make_sandbox
 from tests.conftest import reference_fit
 from tests.support.cli import orchestrator_cli
@@ -44,6 +45,7 @@ from tests.support.openai_server import (
     assistant_turns,
     tool_outputs,
 )
+from tests.support.summaries import make_summary
 
 pytestmark = pytest.mark.sandbox
 
@@ -164,22 +166,12 @@ def test_an_unknown_tool_choice_is_refused_in_one_line() -> None:
     ]
 
 
-#: The rest of a summary render_markdown reads (what summarize() writes).
-RENDER_EXTRAS = {
-    "attempts": 3, "retried_tasks": 0, "retry_incidence": 0.0, "failures_by_class": {},
-    "final_status": {"submitted": 3}, "timing": {},
-}  # fmt: skip
-
-
 def test_the_tool_choice_is_in_the_report_and_the_baseline_table() -> None:
-    def summary(model: str, choice: str | None) -> dict[str, Any]:
-        return {
-            "run_id": "r", "agent": "openai" if choice else "reference", "model": model,
-            "provider": "p", "sample": "eval-v1, 3 tasks", "sandbox": "local",
-            "key_fingerprint": "f", "episodes": 3, "mean_reward": 0.5, "coverage": 0.9,
-            "by_family": {"ate": {"mean_reward": 0.5}}, "by_tier": {},
-            **({"tool_choice": choice} if choice else {}),
-        }  # fmt: skip
+    def summary(model: str, choice: str | None) -> RunSummary:
+        return make_summary(
+            agent="openai" if choice else "reference", model=model, tool_choice=choice,
+            by_family={"ate": 0.5},
+        )  # fmt: skip
 
     assert TOOL_CHOICE_COLUMN not in baseline_table([summary("ref", None)])[0]
     header, forced, scripted = baseline_table([summary("smollm2", "submit_last"),
@@ -190,9 +182,7 @@ def test_the_tool_choice_is_in_the_report_and_the_baseline_table() -> None:
     column = names.index(TOOL_CHOICE_COLUMN)
     assert [c.strip() for c in forced.strip("|").split("|")][column] == "`submit_last`"
     assert [c.strip() for c in scripted.strip("|").split("|")][column] == "-"
-    assert "Tool choice `submit_last`" in render_markdown(
-        {**summary("smollm2", "submit_last"), **RENDER_EXTRAS}
-    )
+    assert "Tool choice `submit_last`" in render_markdown(summary("smollm2", "submit_last"))
 
 
 def test_server_errors_are_retried_then_succeed() -> None:

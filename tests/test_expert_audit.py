@@ -19,6 +19,7 @@ from causal_gym.audit.expert_report import (
 )
 from causal_gym.scoring.version import REWARD_VERSION
 from orchestrator.run.report import EXPERT_COLUMN, baseline_table
+from orchestrator.run.summary import RunSummary
 from tests.support.audit_checks import (
     assert_only_this_check_fails,
     parts,
@@ -27,6 +28,7 @@ from tests.support.audit_checks import (
     with_family,
 )
 from tests.support.cli import causal_gym_cli
+from tests.support.summaries import make_summary
 
 COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_expert.json")))
 FAMILIES = ("ate", "adjustment", "null_detect")
@@ -133,17 +135,11 @@ def test_bad_expert_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "a.json").exists()
 
 
-def _summary(model: str, by_tier: dict[str, float]) -> dict[str, Any]:
-    return {
-        "model": model,
-        "provider": "scripted",
-        "sample": "train, 30 tasks",
-        "episodes": 30,
-        "mean_reward": 0.5,
-        "coverage": 0.9,
-        "by_family": {"ate": {"mean_reward": 0.5}},
-        "by_tier": {tier: {"mean_reward": r} for tier, r in by_tier.items()},
-    }
+def _summary(model: str, by_tier: dict[str, float]) -> RunSummary:
+    return make_summary(
+        model=model, provider="scripted", sample="train, 30 tasks", episodes=30,
+        by_family={"ate": 0.5}, by_tier=by_tier,
+    )  # fmt: skip
 
 
 def test_the_baseline_table_gains_an_expert_column_when_a_run_has_expert_tasks() -> None:

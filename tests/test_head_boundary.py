@@ -31,7 +31,7 @@ from orchestrator.run.episode_actor import EpisodeSpec, EpisodeWorker
 from orchestrator.run.head_actors import Scorer
 from orchestrator.run.head_key import key_from_moved_file, remove_key_file, write_key_file
 from orchestrator.run.record_mac import create_secret, load_secret, mac_holds
-from orchestrator.run.records import FailureClass, ScoredEpisode, read_record
+from orchestrator.run.records import Attempt, FailureClass, ScoredEpisode, read_record
 from orchestrator.run.results import RESULTS_FILE
 from tests.conftest import cached_task
 
@@ -197,8 +197,8 @@ def test_the_scorer_re_derives_scores_and_appends_durably(tmp_path: Path) -> Non
         result = EpisodeResult(
             handle="h" * 12, agent="a", status=EpisodeStatus.SUBMITTED, submission=answer
         )
-        progress = scorer.record("train:null_detect:2", 0, True, None, False, result, "a")
-        lost = scorer.record("train:null_detect:3", 0, False, FailureClass.LOST, True, None, "a")
+        progress = scorer.record(Attempt("train:null_detect:2", 0, None, False, result, "a"))
+        lost = scorer.record(Attempt("train:null_detect:3", 0, FailureClass.LOST, True, None, "a"))
         scorer.close()
     finally:
         remove_key_file(path)

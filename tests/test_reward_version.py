@@ -15,7 +15,7 @@ from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
 from orchestrator.run.read_back import read_back
 from orchestrator.run.record_mac import load_secret, mac_of, sealed_line
 from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.report import baseline_table, reward_version, summarize
+from orchestrator.run.report import baseline_table
 from orchestrator.run.results import (
     RESULTS_FILE,
     RUN_FILE,
@@ -24,7 +24,9 @@ from orchestrator.run.results import (
     check_folder,
     create_folder,
 )
+from orchestrator.run.summary import RunSummary, reward_version, summarize
 from tests.conftest import cached_task
+from tests.support.summaries import DEFAULTS, make_summary
 from tests.test_read_back import TASKS, record
 
 
@@ -61,7 +63,21 @@ def test_a_line_written_before_versions_reads_as_version_1(tmp_path: Path) -> No
     (out / RESULTS_FILE).write_text(line + "\n")
     back = read_back(out)
     assert not back.refused and back.records[0].reward_version == UNVERSIONED
-    assert summarize(list(back.records), {})["reward_version"] == UNVERSIONED
+    labels = {
+        k: DEFAULTS[k]
+        for k in (
+            "run_id",
+            "agent",
+            "model",
+            "provider",
+            "sample",
+            "split",
+            "sandbox",
+            "key_fingerprint",
+            "config_digest",
+        )
+    }
+    assert summarize(list(back.records), labels).reward_version == UNVERSIONED
 
 
 def test_an_old_run_folder_reports_its_own_version_and_refuses_a_resume(tmp_path: Path) -> None:
@@ -84,13 +100,9 @@ def test_a_report_never_averages_two_versions() -> None:
     assert reward_version([new, new]) == 2 and reward_version([], default=7) == 7
 
 
-def summary(version: int | None) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "model": "m", "provider": "p", "sample": "eval-v1", "episodes": 1,
-        "mean_reward": 0.5, "coverage": 1.0, "by_family": {"ate": {"mean_reward": 0.5}},
-        "by_tier": {},
-    }  # fmt: skip
-    return base if version is None else {**base, "reward_version": version}
+def summary(version: int | None) -> RunSummary:
+    base: dict[str, Any] = {"episodes": 1, "coverage": 1.0, "by_family": {"ate": 0.5}}
+    return make_summary(**base) if version is None else make_summary(**base, reward_version=version)
 
 
 def test_every_baseline_row_names_its_version() -> None:

@@ -65,23 +65,38 @@ class TurnReport(BaseModel):
     total_tokens: StrictInt = Field(0, ge=0, le=2 * MAX_TURN_TOKENS)
 
 
-class EpisodeResult(BaseModel):
-    """What a worker returns: how the episode went, never how it scored (the score
-    needs the truth, which only the head holds). `handle` is the task's opaque handle."""
+#: The longest an episode can take (a day's budget plus the wind-down, with room).
+MAX_EPISODE_SECONDS = 2 * 86_400.0
+
+
+class EpisodeStats(BaseModel):
+    """How an episode went, in numbers: what a worker reports, a run record stores and
+    a stream's rollout carries (each of those models is one of these plus its own
+    fields, so the list is written once)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(0, ge=0, le=10_000)
+    invalid_attempts: int = Field(0, ge=0, le=10_000)
+    model_retries: int = Field(0, ge=0, le=1_000_000)
+    usage: Usage = Field(default_factory=Usage)
+    wall_s: float = Field(0.0, ge=0, le=MAX_EPISODE_SECONDS)
+    model_s: float = Field(0.0, ge=0, le=MAX_EPISODE_SECONDS)
+    tool_s: float = Field(0.0, ge=0, le=MAX_EPISODE_SECONDS)
+
+    def stats(self) -> dict[str, Any]:
+        """These fields alone, to build another model of the family from."""
+        return {name: getattr(self, name) for name in EpisodeStats.model_fields}
+
+
+class EpisodeResult(EpisodeStats):
+    """What a worker returns: how the episode went, never how it scored (the score
+    needs the truth, which only the head holds). `handle` is the task's opaque handle."""
 
     handle: str
     agent: str
     status: EpisodeStatus
     submission: dict[str, Any] | None = None
-    turns: int = 0
-    invalid_attempts: int = 0
-    usage: Usage = Field(default_factory=Usage)
-    model_retries: int = 0
-    wall_s: float = 0.0
-    model_s: float = 0.0
-    tool_s: float = 0.0
     message: str | None = None
     #: For a model_error: the server kept failing in ways that may pass (a retry of
     #: the episode may succeed), rather than refusing the request.

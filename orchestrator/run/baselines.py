@@ -22,6 +22,7 @@ from orchestrator.run.config import RunConfig, load_config
 from orchestrator.run.config_files import ConfigError, one_line, read_toml
 from orchestrator.run.report import baseline_table, table_families
 from orchestrator.run.results import dump_json, save_figure, write_atomically
+from orchestrator.run.summary import RunSummary
 
 
 class BaselineAgent(BaseModel):
@@ -128,7 +129,7 @@ def run_configs(config: BaselinesConfig, folder: Path) -> list[RunConfig]:
     return runs
 
 
-def render_table(summaries: list[dict[str, Any]]) -> str:
+def render_table(summaries: list[RunSummary]) -> str:
     rows = baseline_table(summaries)
     rows += [
         "",
@@ -136,15 +137,14 @@ def render_table(summaries: list[dict[str, Any]]) -> str:
         "| --- | ---: | ---: | --- |",
     ]
     for s in summaries:
-        failures = ", ".join(f"{k} {v}" for k, v in sorted(s["failures_by_class"].items()))
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures_by_class.items()))
         rows.append(
-            f"| `{s['model']}` | {s['attempts']} | {s['retry_incidence']:.1%} | "
-            f"{failures or 'none'} |"
+            f"| `{s.model}` | {s.attempts} | {s.retry_incidence:.1%} | {failures or 'none'} |"
         )
     return "\n".join(rows) + "\n"
 
 
-def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
+def write_plot(summaries: list[RunSummary], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -158,14 +158,15 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     width = 0.8 / len(families)
     x = np.arange(len(summaries))
     for i, spec in enumerate(families):
-        values = [s["by_family"].get(spec.name, {}).get("mean_reward") for s in summaries]
+        groups = [s.by_family.get(spec.name) for s in summaries]
+        values = [g.mean_reward if g else None for g in groups]
         shown = [max(-2.0, v) if v is not None else 0.0 for v in values]
         offset = (i - (len(families) - 1) / 2) * width  # bars centred on the tick
         ax.bar(x + offset, shown, width * 0.9, label=spec.label)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_xticks(x, [s["model"] for s in summaries], rotation=20, ha="right", fontsize=8)
+    ax.set_xticks(x, [s.model for s in summaries], rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("mean reward (clipped at -2 for display)")
-    samples = sorted({s["sample"] for s in summaries})
+    samples = sorted({s.sample for s in summaries})
     ax.set_title(
         f"Baselines on {samples[0]}"
         if len(samples) == 1
@@ -177,9 +178,9 @@ def write_plot(summaries: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(summaries: list[dict[str, Any]], folder: Path) -> str:
+def write_outputs(summaries: list[RunSummary], folder: Path) -> str:
     table = render_table(summaries)
     write_atomically(folder / "baselines.md", table)
-    dump_json(folder / "baselines.json", {"agents": summaries})
+    dump_json(folder / "baselines.json", {"agents": [s.model_dump(mode="json") for s in summaries]})
     write_plot(summaries, folder / "baselines.png")
     return table

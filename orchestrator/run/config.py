@@ -73,7 +73,7 @@ class Retries(_Strict):
     """Retry budget per failure class (how many times one task may be run again for
     it), and a cap over the whole run (default: 10% of the tasks, at least 10). A
     timeout is retried at most once, and only when the runner held the time
-    (dispatcher.retryable)."""
+    (slots.retryable)."""
 
     sandbox_error: int = Field(2, ge=0)
     model_transient: int = Field(2, ge=0)

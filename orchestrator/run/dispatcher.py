@@ -32,12 +32,13 @@ import ray
 import ray.exceptions
 
 from causal_gym.errors import GenerationError
-from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
+from orchestrator.agents.types import EpisodeConfig, EpisodeResult
 from orchestrator.errors import OrchestratorError
 from orchestrator.run.config import HEAD_RESOURCE, RunConfig
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.head_actors import Scorer, TaskGenerator
-from orchestrator.run.records import FailureClass, Progress
+from orchestrator.run.records import Attempt, FailureClass, Progress
+from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 
 #: Past the actor's own watchdog (budget + WIND_DOWN_S), how long the driver waits
 #: before it declares the actor wedged and kills it.
@@ -54,8 +55,7 @@ class DispatchError(OrchestratorError):
 class InFlight:
     task_id: str
     attempt: int
-    actor: int
-    handle: Any  # the actor it runs on (an index may since hold a replacement)
+    slot: Slot
     dispatched: float
 
 
@@ -77,22 +77,6 @@ class Tally:
         return self.reward_sum / self.done if self.done else None
 
 
-def classify(result: EpisodeResult) -> FailureClass | None:
-    if result.status is EpisodeStatus.SUBMITTED:
-        return None
-    if result.status is EpisodeStatus.MODEL_ERROR:
-        return FailureClass.MODEL_TRANSIENT if result.transient else FailureClass.MODEL_ERROR
-    return FailureClass(result.status.value)
-
-
-def retryable(failure: FailureClass, result: EpisodeResult | None) -> bool:
-    """Whether the class's budget may be spent on this attempt at all: a timeout only
-    when the runner, not the agent, held the time (the budgets decide the rest)."""
-    if failure is FailureClass.TIMEOUT:
-        return result is None or result.timeout_cause == "runner"
-    return True
-
-
 class Dispatcher:
     def __init__(
         self,
@@ -112,12 +96,7 @@ class Dispatcher:
         )
         self.tally = Tally(total=len(task_ids))
         self.on_progress = on_progress
-        self.retries_used: dict[str, dict[str, int]] = {}
-        n = len(task_ids)
-        self.retry_cap = (
-            config.retries.total if config.retries.total is not None else max(10, n // 10)
-        )
-        self.retries_total = 0
+        self.retries = RetryPolicy.for_tasks(config.retries, len(task_ids))
         self.spec = EpisodeSpec(
             run_id=run_id,
             agent=config.agent,
@@ -141,31 +120,27 @@ class Dispatcher:
             .options(**head)
             .remote(key_path, fingerprint, str(config.out), run_id, config_digest, config.sandbox)
         )
-        self.slots = config.episodes_per_actor
-        count = math.ceil(config.concurrency / self.slots)
-        self.actor_cls = actor_class(config.cpus_per_episode * self.slots, self.slots)
-        self.actors: list[Any] = [self._new_actor() for _ in range(count)]
-        self.load = [0] * count
+        per_actor = config.episodes_per_actor
+        count = math.ceil(config.concurrency / per_actor)
+        self.actor_cls = actor_class(config.cpus_per_episode * per_actor, per_actor)
+        self.slots = ActorSlots(lambda: self.actor_cls.remote(self.spec), count, per_actor)
         self.episodes: dict[Any, InFlight] = {}
         self.scoring: dict[Any, InFlight] = {}
         self._next_generator = 0
         self.prefetched: deque[tuple[str, int, Any]] = deque()
 
     # --- setup ---------------------------------------------------------------------
-    def _new_actor(self) -> Any:
-        return self.actor_cls.remote(self.spec)
-
     def wait_ready(self) -> dict[str, Any]:
         """Every actor placed and answering, or a clear error before any work."""
         head = [g.ready.remote() for g in self.generators] + [self.scorer.ready.remote()]
-        workers = [a.where.remote() for a in self.actors]
+        workers = [a.where.remote() for a in self.slots.actors]
         try:
             head_nodes = ray.get(head, timeout=ACTOR_READY_S)
             where = ray.get(workers, timeout=ACTOR_READY_S)
         except ray.exceptions.GetTimeoutError as exc:
             raise DispatchError(
-                f"the cluster could not place {len(self.actors)} sandbox actors of "
-                f"{self.config.cpus_per_episode * self.slots:g} CPUs each within "
+                f"the cluster could not place {len(self.slots.actors)} sandbox actors of "
+                f"{self.config.cpus_per_episode * self.slots.per_actor:g} CPUs each within "
                 f"{ACTOR_READY_S:g} s: lower --concurrency or add nodes"
             ) from exc
         except ray.exceptions.RayActorError as exc:
@@ -199,27 +174,23 @@ class Dispatcher:
     def _fill(self) -> None:
         self._prefetch()
         while self.prefetched and len(self.episodes) < self.config.concurrency:
-            actor = min(range(len(self.actors)), key=lambda i: self.load[i])
-            if self.load[actor] >= self.slots:
+            slot = self.slots.take()
+            if slot is None:
                 return
             task_id, attempt, wire = self.prefetched.popleft()
-            ref = self.actors[actor].run.remote(wire)
-            self.episodes[ref] = InFlight(
-                task_id, attempt, actor, self.actors[actor], time.monotonic()
-            )
-            self.load[actor] += 1
+            ref = slot.actor.run.remote(wire)
+            self.episodes[ref] = InFlight(task_id, attempt, slot, time.monotonic())
         self.tally.running = len(self.episodes)
 
     def _episode_done(self, ref: Any, slot: InFlight) -> None:
-        if self.actors[slot.actor] is slot.handle:
-            self.load[slot.actor] -= 1
+        self.slots.give_back(slot.slot)
         result: EpisodeResult | None = None
         message: str | None = None
         try:
             result = ray.get(ref)
             failure = classify(result)
         except ray.exceptions.RayActorError as exc:
-            self._replace(slot)
+            self.slots.replace(slot.slot)
             failure, message = FailureClass.LOST, f"the sandbox actor died: {_cause(exc)}"
         except ray.exceptions.RayTaskError as exc:
             generation = isinstance(exc.cause, GenerationError)
@@ -234,38 +205,23 @@ class Dispatcher:
         result: EpisodeResult | None,
         message: str | None,
     ) -> None:
-        retry = (
-            failure is not None
-            and retryable(failure, result)
-            and self._may_retry(slot.task_id, failure)
-        )
+        retry = self.retries.allow(slot.task_id, failure, result)
         if retry:
             self.pending.appendleft((slot.task_id, slot.attempt + 1))
             self.tally.retried += 1
         latency = time.monotonic() - slot.dispatched
         overhead = max(0.0, latency - (result.wall_s if result else 0.0))
-        ref = self.scorer.record.remote(
-            slot.task_id,
-            slot.attempt,
-            not retry,
-            failure,
-            retry,
-            result,
-            self.spec.agent,
-            overhead,
-            message,
+        attempt = Attempt(
+            task_id=slot.task_id,
+            attempt=slot.attempt,
+            failure_class=failure,
+            retried=retry,
+            result=result,
+            agent=self.spec.agent,
+            overhead_s=overhead,
+            message=message,
         )
-        self.scoring[ref] = slot
-
-    def _may_retry(self, task_id: str, failure: FailureClass) -> bool:
-        used = self.retries_used.setdefault(task_id, {})
-        if used.get(failure.value, 0) >= self.config.retries.budget(failure.value):
-            return False
-        if self.retries_total >= self.retry_cap:
-            return False
-        used[failure.value] = used.get(failure.value, 0) + 1
-        self.retries_total += 1
-        return True
+        self.scoring[self.scorer.record.remote(attempt)] = slot
 
     def _scored(self, ref: Any, slot: InFlight) -> None:
         try:
@@ -292,27 +248,18 @@ class Dispatcher:
             if now - slot.dispatched > limit:
                 # the actor's own watchdog did not return: it is wedged
                 self.episodes.pop(ref)
-                self._replace(slot)
+                self.slots.replace(slot.slot)
                 message = f"stopped from outside: no result {limit:g} s after dispatch"
                 self._settle(slot, FailureClass.TIMEOUT, None, message)
         self.tally.running = len(self.episodes)
-
-    def _replace(self, slot: InFlight) -> None:
-        """Kill the actor `slot` ran on and put a new one in its place (once: the
-        other episodes it held come back lost and find it already replaced)."""
-        if self.actors[slot.actor] is not slot.handle:
-            return
-        with contextlib.suppress(ray.exceptions.RayError):  # already gone
-            ray.kill(slot.handle, no_restart=True)
-        self.actors[slot.actor] = self._new_actor()
-        self.load[slot.actor] = 0
 
     def shutdown(self) -> None:
         """Close the result files and stop every actor (their sandboxes die with them;
         the reaper removes what they leave)."""
         with contextlib.suppress(ray.exceptions.RayError):
             ray.get(self.scorer.close.remote(), timeout=30)
-        for actor in [*self.actors, *self.generators, self.scorer]:
+        self.slots.kill_all()
+        for actor in [*self.generators, self.scorer]:
             try:
                 ray.kill(actor, no_restart=True)
             except ray.exceptions.RayError:

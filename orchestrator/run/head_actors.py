@@ -29,7 +29,13 @@ from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
 from orchestrator.run.head_key import load_key_file
 from orchestrator.run.record_mac import load_secret, sealed_line
-from orchestrator.run.records import FailureClass, Progress, ScoredEpisode, TranscriptLine
+from orchestrator.run.records import (
+    Attempt,
+    FailureClass,
+    Progress,
+    ScoredEpisode,
+    TranscriptLine,
+)
 from orchestrator.run.results import RESULTS_FILE, TRANSCRIPTS_FILE, DurableLog
 
 _CACHE = 32
@@ -104,28 +110,12 @@ class Scorer:
             self._tasks.popitem(last=False)
         return task
 
-    def record(
-        self,
-        task_id: str,
-        attempt: int,
-        final: bool,
-        failure_class: FailureClass | None,
-        retryable: bool,
-        result: EpisodeResult | None,
-        agent: str,
-        overhead_s: float = 0.0,
-        message: str | None = None,
-    ) -> Progress:
+    def record(self, attempt: Attempt) -> Progress:
         """Score one finished attempt and make it durable; then report progress."""
+        task_id, result, failure_class = attempt.task_id, attempt.result, attempt.failure_class
         task = self._task(task_id)
         score = episode_score(task, result.submission) if task and result else EpisodeScore(None)
-        how: dict[str, Any] = {}
-        if result is not None:
-            how = {
-                name: getattr(result, name)
-                for name in ("turns", "invalid_attempts", "model_retries", "usage")
-            }
-            how |= {"wall_s": result.wall_s, "model_s": result.model_s, "tool_s": result.tool_s}
+        how: dict[str, Any] = result.stats() if result is not None else {}
         status: EpisodeStatus | Literal["lost", "generation_error"] = (
             result.status
             if result
@@ -133,6 +123,7 @@ class Scorer:
             if failure_class is FailureClass.GENERATION_ERROR
             else "lost"
         )
+        message = attempt.message
         text, length = cap_with_length(
             message if message is not None else (result.message if result else None)
         )
@@ -142,32 +133,35 @@ class Scorer:
             task_id=task_id,
             family=task.public.family.value if task else task_id.split(":")[1],
             tier=task.public.tier.value if task else "unknown",
-            attempt=attempt,
-            final=final,
+            attempt=attempt.attempt,
+            final=not attempt.retried,
             key_fingerprint=self.fingerprint,
             sandbox=self.sandbox,
-            agent=agent,
+            agent=attempt.agent,
             status=status,
             failure_class=failure_class,
-            retryable=retryable,
+            retryable=attempt.retried,
             timeout_cause=_timeout_cause(failure_class, result),
             message=text,
             message_chars=length,
             **record_fields(score),
             **how,
-            overhead_s=overhead_s,
+            overhead_s=attempt.overhead_s,
             finished_at=time.time(),
         )
         self.results.append(sealed_line(record, self._secret))
         if result is not None and result.transcript:
             line = TranscriptLine(
-                run_id=self.run_id, task_id=task_id, attempt=attempt, messages=result.transcript
+                run_id=self.run_id,
+                task_id=task_id,
+                attempt=attempt.attempt,
+                messages=result.transcript,
             )
             self.transcripts.append(line.model_dump_json())
         return Progress(
             task_id=task_id,
-            attempt=attempt,
-            final=final,
+            attempt=attempt.attempt,
+            final=not attempt.retried,
             family=record.family,
             status=str(record.status),
             failure_class=failure_class,

@@ -149,8 +149,8 @@ def _created(folder: RunFolder) -> datetime:
 
 
 def _label(folder: RunFolder, field: str, fallback: str) -> str:
-    summary = folder.summary or {}
-    return str(summary.get(field) or fallback)
+    value = getattr(folder.summary, field, None) if folder.summary else None
+    return str(value or fallback)
 
 
 def _spec(folder: RunFolder, names: dict[str, str]) -> Any:

@@ -12,6 +12,7 @@ so a line nobody's scorer wrote cannot get into a report.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -20,12 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from causal_gym.scoring.version import UNVERSIONED
 from causal_gym.sealed import Sealed
 from orchestrator.agents.stored_text import MAX_STORED_CHARS
-from orchestrator.agents.types import EpisodeStatus, Usage
+from orchestrator.agents.types import (
+    MAX_EPISODE_SECONDS,
+    EpisodeResult,
+    EpisodeStats,
+    EpisodeStatus,
+)
 
 #: 2: a MAC per line, the config digest, capped messages with their length.
 RECORD_VERSION = 2
-#: The longest a recorded attempt can take (a day's budget plus the wind-down).
-_MAX_SECONDS = 2 * 86_400.0
+_MAX_SECONDS = MAX_EPISODE_SECONDS
 
 
 class FailureClass(StrEnum):
@@ -45,8 +50,10 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class ScoredEpisode(Sealed, _Record):
+class ScoredEpisode(Sealed, EpisodeStats):
     """One finished attempt of one task, scored on the head."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     schema_version: Literal[2] = 2
     run_id: str
@@ -90,14 +97,7 @@ class ScoredEpisode(Sealed, _Record):
     #: Score components of a family registered beyond the built-in ones (whose
     #: components, validity and brier_skill, have fields of their own above).
     components: dict[str, float] = Field(default_factory=dict, max_length=32)
-    # how it went
-    turns: int = Field(0, ge=0, le=10_000)
-    invalid_attempts: int = Field(0, ge=0, le=10_000)
-    model_retries: int = Field(0, ge=0, le=1_000_000)
-    usage: Usage = Field(default_factory=Usage)
-    wall_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
-    model_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
-    tool_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
+    # how it went: the EpisodeStats fields, and
     #: Dispatch to result at the driver, minus the episode's own wall time: generation,
     #: queueing and transfer (the runner's overhead for this attempt).
     overhead_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
@@ -120,6 +120,23 @@ class ScoredEpisode(Sealed, _Record):
         if not self.submitted and (self.reward != -1.0 or self.loss is not None):
             raise ValueError("a record without a submission scores -1 and has no components")
         return self
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One finished attempt, as the dispatcher hands it to the scorer: the task and its
+    attempt number, the failure class (None: it submitted), whether it runs again (so
+    this record is not the task's final one), what the worker returned (None when the
+    actor died or wedged) and what the driver measured."""
+
+    task_id: str
+    attempt: int
+    failure_class: FailureClass | None
+    retried: bool
+    result: EpisodeResult | None
+    agent: str
+    overhead_s: float = 0.0
+    message: str | None = None
 
 
 class Progress(_Record):

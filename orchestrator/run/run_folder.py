@@ -10,7 +10,6 @@ attempt; anything else is skipped and counted.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from orchestrator.run.read_back import read_back, run_identity
 from orchestrator.run.record_mac import load_secret
 from orchestrator.run.records import ScoredEpisode, TranscriptLine
 from orchestrator.run.results import TRANSCRIPTS_FILE, RunFolderError, RunIdentity
+from orchestrator.run.summary import RunSummary
 
 SUMMARY_FILE = "summary.json"
 #: Longest transcript line read: the scorer caps a transcript at
@@ -38,7 +38,7 @@ class RunFolder:
     #: (task id, attempt) -> the attempt's messages, for the recorded attempts.
     transcripts: dict[tuple[str, int], list[dict[str, Any]]]
     #: summary.json when the run wrote one (an interrupted run has none).
-    summary: dict[str, Any] | None
+    summary: RunSummary | None
     #: The run's MAC secret: the key of the opaque sample ids of a secret-key run.
     secret: bytes
     refused_lines: int
@@ -68,10 +68,9 @@ def open_run_folder(path: Path) -> RunFolder:
     summary = None
     if (path / SUMMARY_FILE).is_file():
         try:
-            loaded = json.loads((path / SUMMARY_FILE).read_text("utf-8"))
+            summary = RunSummary.model_validate_json((path / SUMMARY_FILE).read_bytes())
         except (OSError, ValueError) as exc:
             raise RunFolderError(f"{path / SUMMARY_FILE} is not a run summary") from exc
-        summary = loaded if isinstance(loaded, dict) else None
     return RunFolder(
         path=path,
         identity=identity,

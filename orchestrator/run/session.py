@@ -10,7 +10,6 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -34,6 +33,7 @@ from orchestrator.run.results import (
     create_folder,
     dump_json,
 )
+from orchestrator.run.summary import RunSummary
 
 
 def sample_label(config: RunConfig, count: int) -> str:
@@ -59,7 +59,7 @@ def execute(
     key: DerivationKey,
     resume: bool,
     console: Console,
-) -> tuple[dict[str, Any], Path]:
+) -> tuple[RunSummary, Path]:
     """Run it; returns the summary and the run folder."""
     task_ids = config.task_ids()
     run_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)

@@ -18,20 +18,26 @@ import math
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from causal_gym.wire import TaskWire
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
-from orchestrator.run.episode_actor import EpisodeSpec, actor_class
+from orchestrator.run.config import Retries
+from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
+from orchestrator.run.records import FailureClass
+from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 from orchestrator.stream.errors import StreamError
 from orchestrator.stream.handout import Handout
 from orchestrator.stream.types import Rollout, StreamScore, score_components
 
 #: The handout's name for episode mode's own tasks (no consumer name has parentheses).
 EPISODES = "(episodes)"
+#: Past the actor's own watchdog (budget + WIND_DOWN_S), how long the producer waits
+#: before it declares the actor wedged (dispatcher.OUTER_GRACE_S for runs).
+OUTER_GRACE_S = 30.0
 
 
 class Endpoint(BaseModel):
@@ -110,7 +116,11 @@ class EpisodeMode:
         )
         self.settings: EpisodeSettings | None = None
         self._policy: OpenAIPolicyConfig | None = None
-        self._actors: list[Any] = []
+        self._slots: ActorSlots | None = None
+        #: A stream runs forever, so the cap over everything is per episode: each one
+        #: may be retried as its class allows (lost actors three times, ...).
+        self.retries = RetryPolicy(Retries(), cap=10**12)
+        self.lost = self.retried = 0
         self._running = 0
         self._buffer: deque[Rollout] = deque()
         self._arrived = asyncio.Event()
@@ -122,10 +132,10 @@ class EpisodeMode:
         """Start (or re-point) production; returns the bound."""
         self._policy = settings.endpoint.policy_config()
         self.settings = settings
-        if not self._actors:
+        if self._slots is None:
             count = math.ceil(self.concurrency / self.per_actor)
             cls = actor_class(self.cpus * self.per_actor, self.per_actor)
-            self._actors = [cls.remote(self._spec()) for _ in range(count)]
+            self._slots = ActorSlots(lambda: cls.remote(self._spec()), count, self.per_actor)
         if self._producer is None:
             self._producer = asyncio.get_running_loop().create_task(self._produce())
         return settings.bound
@@ -160,43 +170,90 @@ class EpisodeMode:
         return max(0, min(room, self.concurrency - self._running))
 
     async def _produce(self) -> None:
-        started = 0
         while True:
-            if not self._room():
+            slot = self._slots.take() if self._room() and self._slots is not None else None
+            if slot is None:
                 await asyncio.sleep(0.05)
                 continue
             self._running += 1
-            actor = self._actors[started % len(self._actors)]
-            started += 1
-            asyncio.get_running_loop().create_task(self._one(actor))
+            asyncio.get_running_loop().create_task(self._one(slot))
 
-    async def _one(self, actor: Any) -> None:
-        import ray
-
-        assert self.settings is not None
+    async def _one(self, slot: Slot) -> None:
+        """One rollout: the task pulled, run on `slot` (given back when the attempt
+        returns), run again on another slot while the retry policy allows, scored."""
+        assert self.settings is not None and self._slots is not None
         version = self.settings.policy_version
         try:
-            [made] = [m async for m in self.handout.pull(EPISODES, 1)]
-            wire = TaskWire.model_validate_json(made.line)
-            started = time.monotonic()
             try:
-                result: EpisodeResult = await actor.run_with.remote(wire, self._spec())
-            except ray.exceptions.RayError as exc:
-                message = str(exc).splitlines()[0][:300]
-                result = EpisodeResult(
-                    handle=wire.handle,
-                    agent="openai",
-                    status=EpisodeStatus.SANDBOX_ERROR,
-                    message=message,
-                    wall_s=time.monotonic() - started,
-                )
+                [made] = [m async for m in self.handout.pull(EPISODES, 1)]
+            except BaseException:
+                self._slots.give_back(slot)
+                raise
+            wire = TaskWire.model_validate_json(made.line)
+            attempts = 1
+            result, failure = await self._run(slot, wire)
+            while self.retries.allow(wire.handle, failure, result):
+                self.retried += 1
+                attempts += 1
+                result, failure = await self._run(await self._next_slot(), wire)
+            self.retries.forget(wire.handle)
             score: StreamScore = await self.handout.score(
                 EPISODES, wire.handle, result.submission if result.submission else ""
             )
-            self._buffer.append(_rollout(wire, version, result, score))
+            status = FailureClass.LOST.value if failure is FailureClass.LOST else None
+            self._buffer.append(_rollout(wire, version, result, score, attempts, status))
             self._arrived.set()
         finally:
             self._running -= 1
+
+    async def _next_slot(self) -> Slot:
+        assert self._slots is not None
+        while (slot := self._slots.take()) is None:
+            await asyncio.sleep(0.05)
+        return slot
+
+    async def _run(self, slot: Slot, wire: TaskWire) -> tuple[EpisodeResult, FailureClass | None]:
+        """One attempt on `slot`, which it gives back; a dead actor (class `lost`) or a
+        wedged one (a runner timeout) is replaced and reported, never raised."""
+        import ray
+
+        assert self.settings is not None and self._slots is not None
+        started = time.monotonic()
+        limit = self.settings.episode_timeout_s + WIND_DOWN_S + OUTER_GRACE_S
+        failure, message = FailureClass.SANDBOX_ERROR, ""
+        cause: Literal["runner"] | None = None
+        try:
+            result: EpisodeResult = await asyncio.wait_for(
+                slot.actor.run_with.remote(wire, self._spec()), limit
+            )
+            return result, classify(result)
+        except ray.exceptions.RayActorError as exc:
+            self.lost += 1
+            self._slots.replace(slot)
+            failure = FailureClass.LOST
+            message = f"the sandbox actor died: {str(exc).splitlines()[0][:300]}"
+        except TimeoutError:
+            self._slots.replace(slot)
+            failure, cause = FailureClass.TIMEOUT, "runner"  # the runner held the time
+            message = f"stopped from outside: no result {limit:g} s after dispatch"
+        except ray.exceptions.RayError as exc:
+            message = str(exc).splitlines()[0][:300]
+        finally:
+            self._slots.give_back(slot)
+        status = (
+            EpisodeStatus.TIMEOUT
+            if failure is FailureClass.TIMEOUT
+            else (EpisodeStatus.SANDBOX_ERROR)
+        )
+        result = EpisodeResult(
+            handle=wire.handle,
+            agent="openai",
+            status=status,
+            message=message,
+            timeout_cause=cause,
+            wall_s=time.monotonic() - started,
+        )
+        return result, failure
 
     # --- consumers ------------------------------------------------------------------
     async def pull(
@@ -230,29 +287,32 @@ class EpisodeMode:
         return len(self._buffer)
 
     def stop(self) -> None:
-        import ray
 
         if self._producer is not None:
             self._producer.cancel()
-        for actor in self._actors:
-            with contextlib.suppress(Exception):
-                ray.kill(actor, no_restart=True)
+        if self._slots is not None:
+            self._slots.kill_all()
 
 
-def _rollout(wire: TaskWire, version: int, result: EpisodeResult, score: StreamScore) -> Rollout:
+def _rollout(
+    wire: TaskWire,
+    version: int,
+    result: EpisodeResult,
+    score: StreamScore,
+    attempts: int,
+    status: str | None = None,
+) -> Rollout:
     return Rollout(
+        **result.stats(),
         handle=wire.handle,
         family=score.family,
         policy_version=version,
-        status=result.status.value,
+        status=status or result.status.value,
         reward_version=score.reward_version,
         reward=score.reward,
         clipped_reward=score.clipped_reward,
         components=score_components(score.model_dump()),
         messages=result.transcript,
         completions=result.completions,
-        turns=result.turns,
-        wall_s=result.wall_s,
-        model_s=result.model_s,
-        tool_s=result.tool_s,
+        attempts=attempts,
     )

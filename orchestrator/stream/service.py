@@ -96,6 +96,8 @@ class StreamService:
             episodes_buffered=episodes.buffered,
             episodes_delivered=episodes.delivered,
             episodes_stale=episodes.stale,
+            episodes_retried=episodes.retried,
+            episodes_actors_lost=episodes.lost,
             episode_bound=settings.bound if settings else 0,
             policy_version=settings.policy_version if settings else 0,
             producing=settings is not None,

@@ -17,9 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.wire import TaskWire
+from orchestrator.agents.types import EpisodeStats
 
-#: 1.2.0: scores and rollouts carry `reward_version` (additive).
-API_VERSION = "1.2.0"
+#: 1.2.0: scores and rollouts carry `reward_version` (additive). 1.3.0: rollouts carry
+#: every episode stat (invalid_attempts, model_retries, usage) and `attempts` (additive).
+API_VERSION = "1.3.0"
 #: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
 #: Most handles one task may be handed out under (a GRPO group's answers to it).
@@ -80,8 +82,13 @@ class TaskGroup(_Wire):
     task: TaskWire
 
 
-class Rollout(_Wire):
-    """One scored episode for a policy-gradient trainer."""
+class Rollout(EpisodeStats):
+    """One scored episode for a policy-gradient trainer: its numbers (the episode
+    stats every record of an episode carries) and what a trainer needs. 1.3.0 adds
+    invalid_attempts, model_retries and usage, and `attempts` (a rollout whose actor
+    was lost is run again; this is how many runs it took)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     handle: str
     family: str
@@ -93,10 +100,7 @@ class Rollout(_Wire):
     components: dict[str, float | bool | None]
     messages: list[dict[str, Any]]
     completions: list[dict[str, Any]]
-    turns: int
-    wall_s: float
-    model_s: float
-    tool_s: float
+    attempts: int = Field(1, ge=1)
 
 
 # --- requests -----------------------------------------------------------------------
@@ -165,6 +169,10 @@ class StreamStats(_Wire):
     episodes_buffered: int
     episodes_delivered: int
     episodes_stale: int
+    #: Episode attempts run again (a lost actor, a runner timeout; 1.3.0), and the
+    #: sandbox actors that died under an episode (each replaced).
+    episodes_retried: int = 0
+    episodes_actors_lost: int = 0
     episode_bound: int
     policy_version: int
     producing: bool
