@@ -24,9 +24,22 @@ class GenerationError(CausalGymError):
     """Raised when every candidate SCM for a task id was rejected."""
 
 
-class DataDictionaryError(CausalGymError, ValueError):
-    """Raised while reading a staged README.md that lacks the data-dictionary table."""
-
-
 class StagingError(CausalGymError, OSError):
     """Raised while writing staged files to a directory that cannot take them."""
+
+
+class ManifestKeyError(CausalGymError):
+    """Raised when verifying a manifest with a key other than the one it was frozen with."""
+
+
+class GeneratorVersionError(CausalGymError):
+    """Raised when verifying a manifest frozen by another version of the generator."""
+
+
+class FamilyContractError(CausalGymError, ValueError):
+    """Raised when a family's declarations contradict each other (at registration)."""
+
+
+class FamilyConformanceError(FamilyContractError):
+    """Raised by check_family: a registered family breaks the contract; the message
+    names the check and the task."""

@@ -28,17 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import LocalModelError
 from orchestrator.owners import dies_with_parent, owner_alive, owner_token
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"
 LOG_PREFIX = "causal-gym-llama-"
 INSTALL_HINT = "install it with `bash scripts/bootstrap.sh --local-model`"
-
-
-class LocalModelError(OrchestratorError):
-    """Raised when the local model server is not installed, fails to start or to answer."""
 
 
 def smollm2_weights() -> Path:

@@ -43,7 +43,7 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
     cases = [
         (
             ["--split", "eval-v3", "-n", "1"],
-            "split: Input should be 'eval-v1', 'eval-v2', 'eval-expert-v1' or 'train'",
+            "split: Input should be 'train', 'eval-v1', 'eval-v2' or 'eval-expert-v1'",
         ),
         (["--split", "eval-v2", "-n", "451"], "more than eval-v2 holds"),
         (["--split", "eval-v1", "-n", "501"], "more than eval-v1 holds"),

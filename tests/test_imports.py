@@ -45,10 +45,10 @@ def test_written_out_constants_match_their_sources() -> None:
     from causal_gym.reference.analyst import Z
     from causal_gym.task_id import FAMILIES
     from causal_gym.vf.taskset import FamilyName
-    from orchestrator.agents.loader import BUILTIN_AGENTS, SIMULATED_FORMAT, USER_AGENT_FORMAT
+    from orchestrator.agents.registry import entries
     from orchestrator.cli.common import AGENT_HELP
 
     assert float(norm.ppf(0.95)) == Z  # to the last bit
     assert tuple(get_args(FamilyName)) == FAMILIES
-    expected = f"{', '.join(BUILTIN_AGENTS)}, {SIMULATED_FORMAT} or {USER_AGENT_FORMAT}."
-    assert expected == AGENT_HELP
+    listed = AGENT_HELP.rstrip(".").split(", ")
+    assert listed == [e.pattern or e.name for e in entries()]

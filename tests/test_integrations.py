@@ -17,7 +17,7 @@ from causal_gym import generate_task
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, episode_score
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.skyrl import ENV_ID, CausalGymEnv, register, skyrl_dataset
 from orchestrator.integrations.sources import LocalSource

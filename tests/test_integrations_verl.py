@@ -24,7 +24,7 @@ import pytest
 from causal_gym import generate_task
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import episode_score
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.settings import adapter_settings
 from orchestrator.local_model import smollm2_weights
 from orchestrator.stream.supply import stream_ids

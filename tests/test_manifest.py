@@ -7,16 +7,11 @@ from collections import Counter
 import pytest
 
 from causal_gym import generate_task
-from causal_gym.errors import TaskIdError
+from causal_gym.errors import GeneratorVersionError, ManifestKeyError, TaskIdError
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
 from causal_gym.generate.version import GENERATOR_VERSION, generator_version
 from causal_gym.plan.draw import plan_task
-from causal_gym.splits.freeze import (
-    GeneratorVersionError,
-    ManifestKeyError,
-    spread_sample,
-    verify_entries,
-)
+from causal_gym.splits.freeze import spread_sample, verify_entries
 from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
 from causal_gym.task_id import TaskId
 from tests.support.cli import causal_gym_cli

@@ -141,7 +141,7 @@ def test_a_line_over_the_size_bound_is_refused_without_being_loaded(folder: Path
 
 def test_a_folder_without_a_secret_cannot_be_verified(folder: Path) -> None:
     (folder / "run.secret").unlink()
-    from orchestrator.run.results import RunFolderError
+    from orchestrator.errors import RunFolderError
 
     with pytest.raises(RunFolderError, match="no run secret"):
         read_back(folder)

@@ -27,8 +27,8 @@ import pytest
 
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD
 from orchestrator.agents.types import EpisodeStatus
+from orchestrator.errors import LocalModelError
 from orchestrator.local_model import (
-    LocalModelError,
     LocalModelServer,
     reap_stale_logs,
     server_installed,

@@ -12,6 +12,7 @@ import pytest
 
 from causal_gym.scoring.answer import episode_score
 from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
+from orchestrator.errors import RunFolderError
 from orchestrator.run.read_back import read_back
 from orchestrator.run.record_mac import load_secret, mac_of, sealed_line
 from orchestrator.run.records import ScoredEpisode
@@ -19,7 +20,6 @@ from orchestrator.run.report import baseline_table
 from orchestrator.run.results import (
     RESULTS_FILE,
     RUN_FILE,
-    RunFolderError,
     RunIdentity,
     check_folder,
     create_folder,

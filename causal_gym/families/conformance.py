@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from causal_gym.families.contract import FamilyContractError
+from causal_gym.errors import FamilyConformanceError
 from causal_gym.families.hooks import hooks_of
 from causal_gym.families.registry import contract_of
 from causal_gym.generate.pipeline import generate_task
@@ -31,11 +31,6 @@ from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import Family
-
-
-class FamilyConformanceError(FamilyContractError):
-    """Raised by check_family: a registered family breaks the contract; the message
-    names the check and the task."""
 
 
 def _expect(ok: bool, what: str) -> None:

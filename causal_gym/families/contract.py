@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from causal_gym.errors import FamilyContractError
 from causal_gym.families.submissions import AteSubmission
 
 #: (estimate, ci_lower, ci_upper) of one estimand in a submission.
@@ -30,10 +31,6 @@ DEFAULT_STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
 EXPERT_SPLIT = "eval-expert-v1"
 #: A family's name is one part of a task id: lower case, digits and underscores.
 NAME_FORMAT = re.compile(r"[a-z][a-z0-9_]{0,31}")
-
-
-class FamilyContractError(Exception):
-    """Raised when a family's declarations contradict each other (at registration)."""
 
 
 class FamilyContract(ABC):

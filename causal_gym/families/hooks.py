@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel
 
-from causal_gym.families.contract import FamilyContract, FamilyContractError
+from causal_gym.errors import FamilyContractError
+from causal_gym.families.contract import FamilyContract
 from causal_gym.families.registry import contract_of, load_entry_point
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 
-from causal_gym.families.contract import FamilyContract, FamilyContractError
+from causal_gym.errors import FamilyContractError
+from causal_gym.families.contract import FamilyContract
 
 #: The built-in families, one line each.
 BUILTIN: tuple[str, ...] = (

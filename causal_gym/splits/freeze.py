@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from causal_gym.errors import CausalGymError
+from causal_gym.errors import GeneratorVersionError, ManifestKeyError
 from causal_gym.generate.pipeline import generate_task
 from causal_gym.generate.version import generator_version
 from causal_gym.plan.draw import plan_task
@@ -20,14 +20,6 @@ from causal_gym.splits.manifest import (
 from causal_gym.task_id import TaskId
 
 Tick = Callable[[str], None]
-
-
-class ManifestKeyError(CausalGymError):
-    """Raised when verifying a manifest with a key other than the one it was frozen with."""
-
-
-class GeneratorVersionError(CausalGymError):
-    """Raised when verifying a manifest frozen by another version of the generator."""
 
 
 @dataclass(frozen=True)

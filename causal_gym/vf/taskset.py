@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import verifiers.v1 as vf
 from pydantic import Field
 
 from causal_gym.splits.manifest import split_ids
-from causal_gym.task_id import FAMILIES
+from causal_gym.task_id import FAMILIES, NAMESPACES
 from causal_gym.vf.keys import resolve_run_key
 from causal_gym.vf.task import (
     WORKDIR,
@@ -22,11 +22,18 @@ from causal_gym.vf.task import (
     generated,
 )
 
-FamilyName = Literal["ate", "adjustment", "null_detect", "cate", "mediation", "obs_vs_rct"]
+# verifiers builds its command-line choices from these Literals; both come from the
+# family registry and the namespaces (mypy sees plain strings).
+if TYPE_CHECKING:
+    FamilyName = str
+    SplitName = str
+else:
+    FamilyName = Literal[FAMILIES]
+    SplitName = Literal[NAMESPACES]
 
 
 class CausalGymTasksetConfig(vf.TasksetConfig):
-    split: Literal["train", "eval-v1", "eval-v2", "eval-expert-v1"] = "train"
+    split: SplitName = "train"
     """`train`: unbounded, families interleaved (a fifth of the ate, adjustment and
     null_detect tasks are expert); `eval-v1` (500 tasks), `eval-v2` (450) or
     `eval-expert-v1` (300): a frozen split in order."""

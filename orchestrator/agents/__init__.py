@@ -12,9 +12,9 @@ from causal_gym._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from orchestrator.agents.episode import run_episode
-    from orchestrator.agents.loader import BUILTIN_AGENTS, AgentSpecError, load_policy
+    from orchestrator.agents.loader import BUILTIN_AGENTS, load_policy
     from orchestrator.agents.openai_policy import OpenAIPolicy, OpenAIPolicyConfig
-    from orchestrator.agents.policy import ModelError, Policy
+    from orchestrator.agents.policy import Policy
     from orchestrator.agents.types import (
         AgentTurn,
         EpisodeConfig,
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         EpisodeStatus,
         ToolCall,
     )
+    from orchestrator.errors import AgentSpecError, ModelError
 
 _TYPES = "orchestrator.agents.types"
 __all__ = [

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
-from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.policy import Policy
 from orchestrator.agents.stored_text import cap_messages, cap_text
 from orchestrator.agents.tools import ToolOutcome, run_sandbox_tool, run_submit, tool_specs
 from orchestrator.agents.types import (
@@ -29,7 +29,7 @@ from orchestrator.agents.types import (
     TurnReport,
     Usage,
 )
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import ModelError, OrchestratorError
 from orchestrator.sandbox.base import Sandbox
 
 SYSTEM_PROMPT = (

@@ -21,8 +21,9 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from causal_gym.wire import TaskWire
-from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
+from orchestrator.errors import ModelError
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam

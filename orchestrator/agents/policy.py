@@ -7,18 +7,6 @@ from typing import Any
 
 from causal_gym.wire import TaskWire
 from orchestrator.agents.types import AgentTurn
-from orchestrator.errors import OrchestratorError
-
-
-class ModelError(OrchestratorError):
-    """Raised by a policy when its model server failed: `transient` when it kept
-    failing in ways that may pass (5xx, 429, network) until the retry budget ran out,
-    not when it refused the request itself (a retry would be refused again)."""
-
-    def __init__(self, message: str, retries: int = 0, transient: bool = False) -> None:
-        super().__init__(message)
-        self.retries = retries
-        self.transient = transient
 
 
 class Policy(ABC):

@@ -24,14 +24,9 @@ import types
 from typing import Any
 
 from causal_gym.wire import TaskWire
-from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn
-
-USER_AGENT_FORMAT = "python:PATH_OR_MODULE:ClassName"
-
-
-class SpecError(Exception):
-    """Raised while loading a spec that names no usable Policy subclass."""
+from orchestrator.errors import ModelError, SpecError
 
 
 def load_class(spec: str, source: str | None) -> type[Policy]:
@@ -39,7 +34,7 @@ def load_class(spec: str, source: str | None) -> type[Policy]:
     can read it even when this process's uid cannot)."""
     parts = spec.split(":")
     if len(parts) != 3 or not parts[1] or not parts[2]:
-        raise SpecError(f"user agents are given as {USER_AGENT_FORMAT}, got {spec!r}")
+        raise SpecError(f"user agents are given as python:PATH_OR_MODULE:ClassName, got {spec!r}")
     _, where, class_name = parts
     try:
         if source is not None:

@@ -28,19 +28,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from causal_gym.wire import TaskWire
-from orchestrator.agents.policy import ModelError, Policy
+from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import ModelError, PolicyProcessError
 
 KEY_ENV_VAR = "CAUSAL_GYM_KEY"
 #: Longest reply line accepted from the child (a turn is text and tool calls).
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 LOAD_TIMEOUT_S = 60.0
 _UID_BASE = 3_000_000
-
-
-class PolicyProcessError(OrchestratorError):
-    """Raised when a user policy's process cannot be started or loaded (bad spec)."""
 
 
 def child_environment(environ: Mapping[str, str], secrets_: tuple[str, ...] = ()) -> dict[str, str]:

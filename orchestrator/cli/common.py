@@ -10,6 +10,8 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from orchestrator.agents.registry import accepted as accepted_agents
+
 
 class OneLineErrors(TyperGroup):
     """Usage errors (a flag of the wrong type, an unknown option) as one `error:` line
@@ -54,13 +56,8 @@ app = typer.Typer(
     help="Run causal-gym at scale: sandboxes, episodes, evaluation runs.",
 )
 EXIT_BAD_INPUT = 2
-#: Written out (not imported from the loader) so `--help` loads no agent code.
-AGENT_HELP = (
-    "openai, reference, bayes-prior, diff-in-means, post-treatment, linear-ols, constant, narrow, "
-    "pooled-for-every-level, per-level-difference-in-means, total-as-direct, "
-    "mediator-as-confounder, observational-only, trial-only, always-biased, escape, "
-    "simulated:TURN_SECONDS:TURNS or python:PATH_OR_MODULE:ClassName."
-)
+#: From the agent registry, which names entry points and loads no agent code.
+AGENT_HELP = accepted_agents() + "."
 
 
 #: The longest budget any command accepts (a day): beyond it, a typo, not a plan.

@@ -62,10 +62,13 @@ def episode(
     from causal_gym.task_id import TaskId
     from orchestrator.agents import EpisodeConfig, OpenAIPolicyConfig, load_policy, run_episode
     from orchestrator.agents.openai_policy import TOOL_CHOICES
-    from orchestrator.sandbox import SANDBOX_KINDS, make_sandbox
+    from orchestrator.sandbox import make_sandbox
+    from orchestrator.sandbox.registry import backend
 
-    if sandbox not in SANDBOX_KINDS:
-        fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    try:
+        backend(sandbox)
+    except ValueError as exc:
+        fail(str(exc))
     if tool_choice not in TOOL_CHOICES:
         fail(f"unknown tool choice {tool_choice!r}: accepted are {', '.join(TOOL_CHOICES)}")
     check_seconds("--timeout", timeout)

@@ -128,11 +128,8 @@ def run_key(key_file: Path | None) -> Any:
 def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
     """One run; errors before any work exit 2, errors during it exit 1."""
     from causal_gym.errors import CausalGymError
-    from orchestrator.agents.loader import AgentSpecError
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.run.cluster import ClusterError
+    from orchestrator.errors import AgentSpecError, ClusterError, OrchestratorError, RunFolderError
     from orchestrator.run.config import ConfigError
-    from orchestrator.run.results import RunFolderError
     from orchestrator.run.session import execute
 
     try:
@@ -164,7 +161,8 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
 
 def require_inspect_or_fail() -> None:
     """inspect logs need the `inspect` extra: say so before any work (exit 2)."""
-    from orchestrator.run.inspect_log import InspectLogError, require_inspect
+    from orchestrator.errors import InspectLogError
+    from orchestrator.run.inspect_log import require_inspect
 
     try:
         require_inspect()
@@ -203,7 +201,7 @@ def baselines(
 
     from rich.console import Console
 
-    from orchestrator.local_model import LocalModelError
+    from orchestrator.errors import LocalModelError
     from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
     from orchestrator.run.config import ConfigError
     from orchestrator.run.results import private_folder
@@ -223,7 +221,8 @@ def baselines(
     if settings.inspect_logs:
         require_inspect_or_fail()
     key = run_key(key_file)
-    from orchestrator.agents.loader import AgentSpecError, check_agent_loads
+    from orchestrator.agents.loader import check_agent_loads
+    from orchestrator.errors import AgentSpecError
 
     try:  # every agent loads before the first one runs
         for run in runs:

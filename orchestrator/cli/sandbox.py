@@ -20,10 +20,12 @@ ImageOption = Annotated[str | None, typer.Option("--image", help="Docker base im
 
 
 def _kind(value: str) -> str:
-    from orchestrator.sandbox import SANDBOX_KINDS
+    from orchestrator.sandbox.registry import backend
 
-    if value not in SANDBOX_KINDS:
-        fail(f"unknown sandbox {value!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    try:
+        backend(value)
+    except ValueError as exc:
+        fail(str(exc))
     return value
 
 
@@ -78,21 +80,10 @@ def exec_command(
 @sandbox_app.command("setup")
 def setup(sandbox: SandboxOption = "local", image: ImageOption = None) -> None:
     """Build (once) the analyst toolchain: the local venv or the Docker analyst image."""
+    from orchestrator.sandbox.registry import backend, load
+
     try:
-        if _kind(sandbox) == "local":
-            from orchestrator.sandbox.toolchain import ensure_local_toolchain
-
-            typer.echo(f"local toolchain ready: {ensure_local_toolchain().venv}")
-        else:
-            from orchestrator.sandbox.docker_image import (
-                DEFAULT_IMAGE,
-                analyst_image,
-                docker_client,
-            )
-
-            typer.echo(
-                f"docker image ready: {analyst_image(docker_client(), image or DEFAULT_IMAGE)}"
-            )
+        typer.echo(load(backend(_kind(sandbox)).setup)(image))
     except OrchestratorError as exc:
         fail(str(exc), code=1)
 

@@ -46,8 +46,8 @@ def _state_dir(name: str, state_dir: Path | None) -> Path:
 
 
 def _operator(name: str, state_dir: Path | None) -> Any:
+    from orchestrator.errors import StreamError
     from orchestrator.stream.client import StreamOperator
-    from orchestrator.stream.errors import StreamError
     from orchestrator.stream.server import read_state
 
     folder = _state_dir(name, state_dir)
@@ -60,7 +60,7 @@ def _operator(name: str, state_dir: Path | None) -> Any:
 
 
 def _call(function: Any, *args: Any) -> Any:
-    from orchestrator.stream.errors import StreamError
+    from orchestrator.errors import StreamError
 
     try:
         return function(*args)
@@ -84,7 +84,6 @@ def _serve_options(
     keyfile: str | None,
 ) -> Any:
     from causal_gym.task_id import FAMILIES
-    from orchestrator.sandbox import SANDBOX_KINDS
     from orchestrator.stream import default_families
     from orchestrator.stream.handout import Limits
     from orchestrator.stream.server import ServeOptions
@@ -94,8 +93,12 @@ def _serve_options(
     unknown = [f for f in chosen if f not in FAMILIES]
     if unknown or not chosen:
         fail(f"unknown families {unknown}: accepted families are {', '.join(FAMILIES)}")
-    if sandbox not in SANDBOX_KINDS:
-        fail(f"unknown sandbox {sandbox!r}: accepted sandboxes are {', '.join(SANDBOX_KINDS)}")
+    from orchestrator.sandbox.registry import backend
+
+    try:
+        backend(sandbox)
+    except ValueError as exc:
+        fail(str(exc))
     if (certfile is None) != (keyfile is None):
         fail("TLS needs both --ssl-certfile and --ssl-keyfile")
     return ServeOptions(
@@ -271,7 +274,8 @@ def episodes(
 ) -> None:
     """Configure episode mode from a file: [endpoint] base_url, model, api_key_file, ...;
     batch_size, buffer_factor, policy_version, max_turns, episode_timeout_s."""
-    from orchestrator.run.config_files import ConfigError, read_toml
+    from orchestrator.errors import ConfigError
+    from orchestrator.run.config_files import read_toml
 
     try:
         settings = (

@@ -1,9 +1,8 @@
-"""The integrations' one error root."""
+"""The integrations' error (defined with the orchestrator's others in
+orchestrator/errors.py)."""
 
 from __future__ import annotations
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import IntegrationError
 
-
-class IntegrationError(OrchestratorError):
-    """A trainer adapter was configured or used in a way it does not accept."""
+__all__ = ["IntegrationError"]

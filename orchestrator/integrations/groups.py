@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Hashable
 
 from causal_gym.wire import TaskWire
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.settings import AdapterSettings
 from orchestrator.integrations.sources import TaskSource
 

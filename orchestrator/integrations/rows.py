@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 
 
 def placeholder_parquet(

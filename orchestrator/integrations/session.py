@@ -23,7 +23,7 @@ from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
 from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.sources import TaskSource
 from orchestrator.integrations.text_tools import parse_tool_calls
 from orchestrator.sandbox import make_sandbox

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.sources import (
     DEFAULT_FAMILIES,
     LocalSource,

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from causal_gym.task_id import FAMILIES
 from causal_gym.wire import TaskWire
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.stream import default_families
 from orchestrator.stream.types import StreamScore
 

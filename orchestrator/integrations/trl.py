@@ -32,7 +32,7 @@ from typing import Any
 
 from causal_gym.task_id import EVAL_V1_FAMILIES
 from orchestrator.agents.episode import SYSTEM_PROMPT
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.groups import GroupBoard
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.sources import TaskSource

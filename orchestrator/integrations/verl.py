@@ -49,7 +49,7 @@ from verl.experimental.agent_loop.agent_loop import (
 )
 from verl.utils.profiler import simple_timer
 
-from orchestrator.integrations.errors import IntegrationError
+from orchestrator.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.rows import placeholder_parquet
 from orchestrator.integrations.session import SessionSettings, TaskSession

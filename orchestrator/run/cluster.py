@@ -24,16 +24,12 @@ from pathlib import Path
 
 import ray
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import ClusterError
 from orchestrator.owners import dies_with_parent
 from orchestrator.run.config import HEAD_RESOURCE
 
 #: Default deadline for joining a cluster (`connect_timeout_s` in a run config).
 CONNECT_TIMEOUT_S = 30.0
-
-
-class ClusterError(OrchestratorError):
-    """Raised before any work when the cluster cannot run causal-gym."""
 
 
 @dataclass(frozen=True)

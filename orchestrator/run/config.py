@@ -12,30 +12,25 @@ import hashlib
 import itertools
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from causal_gym.task_id import (
-    EVAL_V1_FAMILIES,
-    EVAL_V2_FAMILIES,
-    EXPERT_FAMILIES,
-    FAMILIES,
-    Family,
-)
+from causal_gym.families.registry import family_names, split_families
+from causal_gym.task_id import NAMESPACES, Family
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
-from orchestrator.run.config_files import ConfigError, one_line, read_toml
+from orchestrator.errors import ConfigError
+from orchestrator.run.config_files import one_line, read_toml
 from orchestrator.sandbox.base import SandboxLimits
 
 __all__ = ["ConfigError", "RunConfig", "load_config", "read_toml"]
 
-SPLITS = ("eval-v1", "eval-v2", "eval-expert-v1", "train")
-#: The families each frozen split holds (train holds every family).
-SPLIT_FAMILIES = {
-    "eval-v1": EVAL_V1_FAMILIES,
-    "eval-v2": EVAL_V2_FAMILIES,
-    "eval-expert-v1": EXPERT_FAMILIES,
-}
+#: What a run's split may be: a frozen split, or train (every family, fresh ids).
+SPLITS: tuple[str, ...] = NAMESPACES
+if TYPE_CHECKING:
+    SplitName = str
+else:
+    SplitName = Literal[SPLITS]
 #: The custom resource only the head node has; head actors require a sliver of it.
 HEAD_RESOURCE = "causal_gym_head"
 #: Fields that change how a run is executed, not what it produces.
@@ -91,17 +86,18 @@ class Retries(_Strict):
 
 
 class RunConfig(_Strict):
-    split: Literal["eval-v1", "eval-v2", "eval-expert-v1", "train"] = "eval-v1"
+    split: SplitName = "eval-v1"
     n: int | None = Field(None, ge=1)
     #: Frozen splits only: this many tasks of each family (from `start` within the
     #: family), instead of `n` tasks in manifest order (which groups families).
     per_family: int | None = Field(None, ge=1)
     start: int = Field(0, ge=0)
     #: Default: the split's families (train: every family).
-    families: tuple[Family, ...] = tuple(Family(f) for f in FAMILIES)
+    families: tuple[Family, ...] = tuple(Family(f) for f in family_names())
     agent: str = "reference"
     openai: OpenAIPolicyConfig | None = None
-    sandbox: Literal["local", "docker"] = "local"
+    #: A registered sandbox backend (orchestrator/sandbox/registry.py).
+    sandbox: str = "local"
     image: str | None = None
     concurrency: int = Field(2, ge=1, le=100_000)
     cpus_per_episode: float = Field(1.0, gt=0, le=64)
@@ -128,7 +124,7 @@ class RunConfig(_Strict):
         """Without `families`, a frozen split runs its own families."""
         if isinstance(data, dict) and data.get("families") is None:
             split = data.get("split") or "eval-v1"
-            data = {**data, "families": SPLIT_FAMILIES.get(split, FAMILIES)}
+            data = {**data, "families": split_families(split) if split in SPLITS else ()}
         return data
 
     @model_validator(mode="after")
@@ -136,6 +132,9 @@ class RunConfig(_Strict):
         from orchestrator.agents.loader import check_agent_spec
 
         check_agent_spec(self.agent)  # an AgentSpecError is a ValueError: one line
+        from orchestrator.sandbox.registry import backend
+
+        backend(self.sandbox)  # a ValueError naming the accepted backends
         if self.agent == "openai" and self.openai is None:
             raise ValueError("agent 'openai' needs an [openai] table (base_url, model)")
         if self.split == "train" and self.n is None:
@@ -144,7 +143,7 @@ class RunConfig(_Strict):
             raise ValueError("families is empty")
         if self.per_family is not None and (self.n is not None or self.split == "train"):
             raise ValueError("per_family is for a frozen split and replaces n: give one of them")
-        held = SPLIT_FAMILIES.get(self.split, FAMILIES)
+        held = split_families(self.split)
         outside = [f.value for f in self.families if f.value not in held]
         if outside:
             raise ValueError(

@@ -14,11 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from orchestrator.errors import OrchestratorError
-
-
-class ConfigError(OrchestratorError, ValueError):
-    """Raised while reading a run config or flags that describe no possible run."""
+from orchestrator.errors import ConfigError
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import ray.exceptions
 
 from causal_gym.errors import GenerationError
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import DispatchError
 from orchestrator.run.config import HEAD_RESOURCE, RunConfig
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.head_actors import Scorer, TaskGenerator
@@ -45,10 +45,6 @@ from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 OUTER_GRACE_S = 30.0
 ACTOR_READY_S = 120.0
 _HEAD = {HEAD_RESOURCE: 0.001}
-
-
-class DispatchError(OrchestratorError):
-    """Raised when a run cannot go on (no actor could be placed, the scorer died)."""
 
 
 @dataclass

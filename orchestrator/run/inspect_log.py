@@ -32,7 +32,7 @@ from typing import Any
 
 from causal_gym.families.registry import contract_of
 from causal_gym.rng_keys.keys import resolve_key
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import InspectLogError
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import FILE_MODE
 from orchestrator.run.run_folder import RunFolder, open_run_folder
@@ -48,11 +48,6 @@ ATTEMPT_FIELDS = (
     "attempt", "status", "failure_class", "retryable", "timeout_cause", "message", "reward",
     "turns", "invalid_attempts", "model_retries", "wall_s", "model_s", "tool_s", "overhead_s",
 )  # fmt: skip
-
-
-class InspectLogError(OrchestratorError):
-    """Raised when a run folder cannot be exported as an inspect_ai log (inspect_ai
-    missing, or the folder unreadable)."""
 
 
 def require_inspect() -> None:

@@ -140,19 +140,17 @@ def reap_dead_runs(run_id: str | None = None, docker: bool = True) -> dict[str, 
     (Docker is skipped, with the reason, when no daemon answers)."""
     from orchestrator.errors import OrchestratorError
     from orchestrator.run.head_key import reap_key_folders
-    from orchestrator.sandbox.reaper import reap_local
+    from orchestrator.sandbox.registry import backend, backend_names, load
 
     report: dict[str, Any] = {
         "key_folders": [str(p) for p in reap_key_folders()],
         "ray_processes": reap_ray_instances(),
-        "local": reap_local(),
     }
-    if docker:
+    for name in backend_names():  # every backend's leftovers, in registration order
+        if name == "docker" and not docker:
+            continue
         try:
-            from orchestrator.sandbox.docker_backend import reap_containers
-            from orchestrator.sandbox.docker_image import docker_client
-
-            report["docker"] = reap_containers(docker_client(), run_id)
+            report[name] = load(backend(name).reap)(run_id)
         except (OrchestratorError, ImportError) as exc:
-            report["docker"] = f"skipped: {str(exc).split(':')[0]}"
+            report[name] = f"skipped: {str(exc).split(':')[0]}"
     return report

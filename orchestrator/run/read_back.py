@@ -28,13 +28,13 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
+from orchestrator.errors import RunFolderError
 from orchestrator.run.record_mac import load_secret, mac_holds
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import (
     RESULTS_FILE,
     RUN_FILE,
     DurableLog,
-    RunFolderError,
     RunIdentity,
     write_atomically,
 )

@@ -30,7 +30,7 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict
 
 from causal_gym.scoring.version import UNVERSIONED
-from orchestrator.errors import OrchestratorError
+from orchestrator.errors import RunFolderError
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -40,10 +40,6 @@ TRANSCRIPTS_FILE = "transcripts.jsonl"
 HEAD_ONLY = (RUN_FILE, "run.secret", RESULTS_FILE, "results.rejected.jsonl", TRANSCRIPTS_FILE)
 #: Modes of everything a run writes: only the operator reads a run.
 FOLDER_MODE, FILE_MODE = 0o700, 0o600
-
-
-class RunFolderError(OrchestratorError):
-    """Raised before any work when --out holds another run or cannot be used."""
 
 
 class RunIdentity(BaseModel):

@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from orchestrator.agents.stored_text import MAX_STORED_CHARS, MAX_TRANSCRIPT_MESSAGES
+from orchestrator.errors import RunFolderError
 from orchestrator.run.read_back import read_back, run_identity
 from orchestrator.run.record_mac import load_secret
 from orchestrator.run.records import ScoredEpisode, TranscriptLine
-from orchestrator.run.results import TRANSCRIPTS_FILE, RunFolderError, RunIdentity
+from orchestrator.run.results import TRANSCRIPTS_FILE, RunIdentity
 from orchestrator.run.summary import RunSummary
 
 SUMMARY_FILE = "summary.json"

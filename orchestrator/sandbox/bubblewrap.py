@@ -73,8 +73,20 @@ def _warn_unprivileged() -> None:
     log.warning(UNPRIVILEGED_NOTE)
 
 
+def setup(image: str | None = None) -> str:
+    """Build (once) the analyst toolchain the local sandboxes run on."""
+    return f"local toolchain ready: {ensure_local_toolchain().venv}"
+
+
 class LocalSandbox(Sandbox):
     kind = "local"
+
+    @classmethod
+    def create(
+        cls, limits: SandboxLimits | None, image: str | None, run_id: str | None
+    ) -> LocalSandbox:
+        """The registry's factory (a local sandbox has no image and needs no run id)."""
+        return cls(limits)
 
     def __init__(
         self, limits: SandboxLimits | None = None, toolchain: LocalToolchain | None = None

@@ -141,8 +141,29 @@ def _tmpfs_sizes(limits: SandboxLimits) -> tuple[int, int, int]:
     return total - 2 * (total // 8), total // 8, total // 8
 
 
+def setup(image: str | None = None) -> str:
+    """Build (once) the analyst image the containers run."""
+    from orchestrator.sandbox.docker_image import analyst_image, docker_client
+
+    return f"docker image ready: {analyst_image(docker_client(), image or DEFAULT_IMAGE)}"
+
+
+def reap_for_run(run_id: str | None = None) -> list[str]:
+    """The registry's reaper: containers of dead owners (and of `run_id`)."""
+    from orchestrator.sandbox.docker_image import docker_client
+
+    return reap_containers(docker_client(), run_id)
+
+
 class DockerSandbox(Sandbox):
     kind = "docker"
+
+    @classmethod
+    def create(
+        cls, limits: SandboxLimits | None, image: str | None, run_id: str | None
+    ) -> DockerSandbox:
+        """The registry's factory."""
+        return cls(limits, image or DEFAULT_IMAGE, run_id)
 
     def __init__(
         self,

@@ -38,3 +38,8 @@ def reap_local() -> list[str]:
             Scratch.at(sandbox_id).destroy()
         removed.append(sandbox_id)
     return removed
+
+
+def reap_local_for_run(run_id: str | None = None) -> list[str]:
+    """The registry's reaper (local sandboxes belong to a process, not a run id)."""
+    return reap_local()

@@ -24,8 +24,8 @@ def default_families() -> tuple[str, ...]:
 
 
 if TYPE_CHECKING:
+    from orchestrator.errors import StreamError
     from orchestrator.stream.client import AsyncStreamClient, StreamClient, StreamOperator
-    from orchestrator.stream.errors import StreamError
     from orchestrator.stream.types import (
         ConsumerCounters,
         Rollout,

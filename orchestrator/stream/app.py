@@ -22,8 +22,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from orchestrator.errors import STATUS, StreamError
 from orchestrator.stream.episodes import EpisodeSettings
-from orchestrator.stream.errors import STATUS, StreamError
 from orchestrator.stream.service import StreamService
 from orchestrator.stream.tokens import Caller
 from orchestrator.stream.types import (

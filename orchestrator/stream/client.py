@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel
 
 from causal_gym.wire import TaskWire
-from orchestrator.stream.errors import StreamError
+from orchestrator.errors import StreamError
 from orchestrator.stream.types import (
     ConsumerCounters,
     Exported,

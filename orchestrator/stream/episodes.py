@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from causal_gym.wire import TaskWire
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
+from orchestrator.errors import StreamError
 from orchestrator.run.config import Retries
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.records import FailureClass
 from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
-from orchestrator.stream.errors import StreamError
 from orchestrator.stream.handout import Handout
 from orchestrator.stream.types import Rollout, StreamScore, score_components
 

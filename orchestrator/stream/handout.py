@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.stream.errors import StreamError, WorkerGone
+from orchestrator.errors import StreamError, WorkerGone
 from orchestrator.stream.types import ConsumerCounters, Made, StreamScore
 
 Make = Callable[[int], Awaitable[Made]]

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.errors import StreamError
 from orchestrator.owners import owner_alive, owner_token
 from orchestrator.run.results import private_folder, write_atomically
-from orchestrator.stream.errors import StreamError
 from orchestrator.stream.handout import Limits
 from orchestrator.stream.tokens import new_token
 

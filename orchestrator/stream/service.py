@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from orchestrator.errors import StreamError, WorkerGone
 from orchestrator.stream.episodes import EpisodeMode
-from orchestrator.stream.errors import StreamError, WorkerGone
 from orchestrator.stream.handout import Handout, Limits
 from orchestrator.stream.tokens import TokenStore
 from orchestrator.stream.types import API_VERSION, Made, StreamScore, StreamStats

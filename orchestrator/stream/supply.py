@@ -30,8 +30,8 @@ from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
 from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task import HiddenTruth
+from orchestrator.errors import StreamError
 from orchestrator.run.head_key import load_key_file, write_key_to
-from orchestrator.stream.errors import StreamError
 from orchestrator.stream.types import Made, StreamScore, score_components
 
 

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
-from orchestrator.stream.errors import StreamError
+from orchestrator.errors import StreamError
 
 Role = Literal["operator", "consumer"]
 #: Names a consumer token is minted under (they appear in the status and in logs).

@@ -1,0 +1,104 @@
+"""The agents an `--agent` value may name, one registration each: a name (or a prefix
+for the agents that take parameters), what it is, and the entry point that makes its
+policy ("module:callable", imported only when an agent is loaded, so listing the
+agents for `--help` loads no agent code).
+
+A factory takes the whole `--agent` value, the OpenAI settings (the `openai` agent's)
+and the secret values a user's process must never see in its environment. An agent of
+another package registers with `register_agent`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    #: The exact name, or for a parametrized agent its prefix ("simulated:").
+    name: str
+    description: str
+    factory: str
+    #: A parametrized agent's format ("simulated:TURN_SECONDS:TURNS"), and the entry
+    #: point that checks a value of it without starting anything.
+    pattern: str | None = None
+    check: str | None = None
+
+
+_AGENTS: dict[str, AgentEntry] = {}
+
+
+def register_agent(entry: AgentEntry) -> AgentEntry:
+    if entry.name in _AGENTS:
+        raise ValueError(f"agent {entry.name!r} is already registered")
+    _AGENTS[entry.name] = entry
+    return entry
+
+
+def entries() -> tuple[AgentEntry, ...]:
+    return tuple(_AGENTS.values())
+
+
+def find(spec: str) -> AgentEntry | None:
+    """The entry an `--agent` value names (exactly, or by its prefix)."""
+    if spec in _AGENTS and _AGENTS[spec].pattern is None:
+        return _AGENTS[spec]
+    for entry in _AGENTS.values():
+        if entry.pattern is not None and spec.startswith(entry.name):
+            return entry
+    return None
+
+
+def accepted() -> str:
+    """Every name and pattern, for errors and `--help`."""
+    return ", ".join(e.pattern or e.name for e in _AGENTS.values())
+
+
+def load(entry_point: str) -> Any:
+    module, _, attribute = entry_point.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def _builtin(name: str, description: str, factory: str) -> None:
+    register_agent(AgentEntry(name, description, f"orchestrator.agents.factories:{factory}"))
+
+
+_builtin("openai", "a model behind an OpenAI-compatible endpoint", "openai")
+_builtin("reference", "the honest reference analysis (the family's sandbox kit)", "reference")
+for _probe, _what in (
+    ("bayes-prior", "the posterior under the generator's disclosed effect sizes"),
+    ("diff-in-means", "difference in means, no adjustment"),
+    ("post-treatment", "adjusting for post-treatment columns too"),
+    ("linear-ols", "OLS on the declared set (the expert tier's foil)"),
+    ("constant", "constant 0 with a huge interval"),
+    ("narrow", "the reference with a 1%-of-scale interval"),
+    ("pooled-for-every-level", "cate: the pooled ATE for every level"),
+    ("per-level-difference-in-means", "cate: a difference in means per level"),
+    ("total-as-direct", "mediation: the total effect as direct, no indirect"),
+    ("mediator-as-confounder", "mediation: the mediator adjusted for"),
+    ("observational-only", "obs_vs_rct: the extract alone, never biased"),
+    ("trial-only", "obs_vs_rct: the trial alone"),
+    ("always-biased", "obs_vs_rct: the trial alone, always biased"),
+):
+    _builtin(_probe, f"hack probe: {_what}", "probe")
+_builtin("escape", "tries the network, the key and host files; reports what it found", "escape")
+register_agent(
+    AgentEntry(
+        "simulated:",
+        "waits per turn (a model's latency) and submits a fixed answer: load tests",
+        "orchestrator.agents.factories:simulated",
+        pattern="simulated:TURN_SECONDS:TURNS",
+        check="orchestrator.agents.factories:check_simulated",
+    )
+)
+register_agent(
+    AgentEntry(
+        "python:",
+        "a user's Policy class, run in its own process",
+        "orchestrator.agents.factories:user_policy",
+        pattern="python:PATH_OR_MODULE:ClassName",
+        check="orchestrator.agents.factories:check_user_policy",
+    )
+)
