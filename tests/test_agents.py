@@ -34,10 +34,10 @@ from orchestrator.agents.scripted import EscapePolicy
 from orchestrator.run.report import TOOL_CHOICE_COLUMN, baseline_table, render_markdown
 from orchestrator.run.summary import RunSummary
 from orchestrator.sandbox import make_sandbox
+from orchestrator.sandbox.netprobe import HostListener, probe_from_host
 from tests.conftest import reference_fit
 from tests.support.cli import orchestrator_cli
 from tests.support.docker_env import require_docker
-from tests.support.network import HostListener, probe_from_host
 from tests.support.openai_server import (
     Reply,
     ScriptedOpenAIServer,

@@ -5,9 +5,9 @@ Docker tests run wherever an engine runs and fail (not skip) in CI without one.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from causal_gym import generate_task, resolve_key
-from orchestrator.errors import SandboxPathError
 from orchestrator.sandbox import Sandbox, SandboxLimits, make_sandbox
+from orchestrator.sandbox.conformance import CHECKS, check_output_cap
 from tests.support.docker_env import require_docker
-from tests.support.network import HostListener, probe_code, probe_from_host
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "d4" * 32
@@ -49,150 +48,11 @@ def box(
         sandbox.close()
 
 
-def test_no_network_not_even_to_this_host(box: Sandbox) -> None:
-    with HostListener() as listener:
-        targets = listener.targets()
-        control = probe_from_host(targets)
-        assert set(control.values()) == {"connected"}, control  # the probe can succeed
-        before = listener.accepted
-        inside = box.exec(["python", "-c", probe_code(targets)], 60)
-        assert inside.exit_code == 0, inside.stderr
-        seen = json.loads(inside.stdout)
-        assert listener.accepted == before, "a sandboxed process reached the host listener"
-    assert seen["127.0.0.1"] == "ECONNREFUSED"  # its own empty loopback, not the host's
-    assert {seen[host] for host, _ in targets[1:]} == {"ENETUNREACH"}, seen
-    dns = box.exec("python -c 'import socket; socket.getaddrinfo(\"pypi.org\", 443)'", 30)
-    assert dns.exit_code == 1 and "gaierror" in dns.stderr
-
-
-def test_no_generator_package_and_no_key(box: Sandbox) -> None:
-    imported = box.exec("python -c 'import causal_gym'", 30)
-    assert imported.exit_code == 1 and "No module named 'causal_gym'" in imported.stderr
-    for module in ("ray", "verifiers", "orchestrator"):
-        assert box.exec(f"python -c 'import {module}'", 30).exit_code == 1, module
-    env = box.exec("env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'", 30)
-    assert "CAUSAL_GYM_KEY" not in env.stdout and SECRET not in env.stdout
-
-
-def test_host_paths_are_not_readable(box: Sandbox, tmp_path: Path) -> None:
-    marker = Path.home() / f".causal-gym-marker-{uuid.uuid4().hex[:8]}"
-    marker.write_text("host secret\n")
-    try:
-        probe = box.exec(
-            f"cat {marker} {REPO}/pyproject.toml /root/.bashrc 2>&1; "
-            "cat /proc/1/environ | tr '\\0' '\\n'; ls /work 2>&1; echo done",
-            30,
-        )
-    finally:
-        marker.unlink()
-    assert "host secret" not in probe.stdout
-    assert "[build-system]" not in probe.stdout  # the project checkout is not visible
-    assert SECRET not in probe.stdout and "done" in probe.stdout
-
-
-def test_analyst_toolchain_fits_ols_on_the_staged_data(box: Sandbox) -> None:
-    script = (
-        "import pandas as pd, statsmodels.api as sm, sklearn; "
-        "d = pd.read_csv('data.csv').select_dtypes('number').dropna(); "
-        "y, X = d.iloc[:, 0], sm.add_constant(d.iloc[:, 1:]); "
-        "print('params', len(sm.OLS(y, X).fit().params))"
-    )
-    result = box.exec(["python", "-c", script], 120)
-    assert result.exit_code == 0, result.stderr
-    assert result.stdout.startswith("params ")
-
-
-def test_files_written_by_the_agent_reach_the_host(box: Sandbox) -> None:
-    result = box.exec("mkdir -p out && echo '{\"estimate\": 1.5}' > out/answer.json", 30)
-    assert result.ok, result.stderr
-    assert box.read_file("out/answer.json") == b'{"estimate": 1.5}\n'
-    assert box.read_file("/workspace/README.md").startswith(b"# ")
-    box.write_file("notes/host.txt", b"from host\n")
-    assert box.exec("cat notes/host.txt", 30).stdout == "from host\n"
-    box.exec("ln -s /etc/passwd leak", 30)
-    with pytest.raises(SandboxPathError):
-        box.read_file("leak")
-    with pytest.raises(SandboxPathError):
-        box.read_file("../etc/passwd")
-
-
-def test_only_workspace_is_writable(box: Sandbox) -> None:
-    result = box.exec(
-        "touch /usr/owned 2>&1; touch /opt/analyst/owned 2>&1; echo ok > /workspace/w", 30
-    )
-    assert "owned" not in box.exec("ls /usr /opt/analyst", 30).stdout
-    assert box.read_file("w") == b"ok\n" and result.exit_code == 0
-
-
-def test_fork_bomb_is_contained(box: Sandbox) -> None:
-    started = time.monotonic()
-    result = box.exec("bomb() { bomb | bomb & }; bomb; sleep 2", 15)
-    assert time.monotonic() - started < 15 + 5
-    after = box.exec("echo alive; ls -d /proc/[0-9]* | wc -l", 30)  # still usable
-    alive, processes = after.stdout.split()
-    assert alive == "alive"
-    assert int(processes) < 10, "fork bomb processes outlived their exec"
-    assert result.duration_s < 15 + 5
-
-
-def test_memory_hog_is_contained(box: Sandbox) -> None:
-    result = box.exec("python -c 'x = bytearray(6 * 1024 ** 3); print(len(x))'", 60)
-    assert "6442450944" not in result.stdout
-    # refused by the address-space limit (local) or killed by the memory cgroup (docker)
-    assert "MemoryError" in result.stderr or result.exit_code == 137, result
-    assert box.exec("echo alive", 30).stdout == "alive\n"
-
-
-def test_limits_are_applied_inside(box: Sandbox) -> None:
-    """What the sandbox promises, read from inside: no root, no capabilities, no new
-    privileges, and (local) the per-process resource limits."""
-    status = box.exec("id -u; grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status", 30)
-    uid, *caps = status.stdout.splitlines()
-    assert int(uid) != 0
-    assert "CapEff:\t0000000000000000" in caps and "CapPrm:\t0000000000000000" in caps
-    assert "NoNewPrivs:\t1" in caps
-    if box.kind == "local":
-        table = box.exec("cat /proc/self/limits", 7).stdout
-        soft = {line[:26].strip(): line[26:47].strip() for line in table.splitlines()[1:] if line}
-        assert soft["Max file size"] == str(512 * 1024 * 1024)  # SandboxLimits.file_mb
-        assert soft["Max address space"] == str(1024 * 1024 * 1024)  # memory_mb=1024
-        assert soft["Max processes"] == "128"
-        assert soft["Max cpu time"] == "12"  # the 7 s deadline + 5
-        assert int(uid) >= 2_000_000 or os.geteuid() != 0  # its own uid when run as root
-
-
-def test_process_limit_binds(box: Sandbox) -> None:
-    spawn = (
-        "import subprocess\n"
-        "children = []\n"
-        "try:\n"
-        "    for _ in range(400):\n"
-        "        children.append(subprocess.Popen(['sleep', '30']))\n"
-        "except OSError as exc:\n"
-        "    print('refused', exc.errno)\n"
-        "print('started', len(children))\n"
-        "for child in children:\n"
-        "    child.kill()\n"
-    )
-    result = box.exec(["python", "-c", spawn], 30)
-    lines = result.stdout.splitlines()
-    assert lines[0] == "refused 11", result  # EAGAIN: the pids limit (128) is reached
-    assert 64 < int(lines[1].split()[1]) < 128
-
-
-def test_deadline_kills_everything(box: Sandbox) -> None:
-    tag = f"{uuid.uuid4().int % 10**6 + 10**6}"
-    started = time.monotonic()
-    result = box.exec(f"sleep {tag} & sleep {tag}", 3)
-    elapsed = time.monotonic() - started
-    assert result.timed_out and result.exit_code is None
-    assert elapsed < 3 + 5
-    time.sleep(1)
-    host = subprocess.run(["pgrep", "-f", f"sleep {tag}"], capture_output=True, text=True)
-    if box.kind == "local":
-        assert host.stdout.strip() == "", "a sleep survived its deadline on the host"
-    inside = box.exec("cat /proc/[0-9]*/cmdline | tr '\\0' ' '", 30)
-    assert "cat" in inside.stdout and f"sleep {tag}" not in inside.stdout
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_the_backend_keeps_every_promise(box: Sandbox, check: str) -> None:
+    """orchestrator.sandbox.conformance, one check at a time (check_backend runs them
+    all on a fresh sandbox, the way a third-party backend is checked)."""
+    CHECKS[check](box, SECRET)
 
 
 @pytest.mark.parametrize(
@@ -203,12 +63,51 @@ def test_deadline_kills_everything(box: Sandbox) -> None:
     ],
 )
 def test_output_is_capped(kind: str) -> None:
-    image = require_docker() if kind == "docker" else None
-    with make_sandbox(kind, SandboxLimits(output_bytes=1000), image) as sandbox:
-        sandbox.open({})
-        result = sandbox.exec("yes | head -c 100000; yes no | head -c 5000 >&2", 30)
-    assert len(result.stdout) == 1000 and result.truncated
-    assert result.stdout == "y\n" * 500 and len(result.stderr) == 1000
+    check_output_cap(kind, require_docker() if kind == "docker" else None)
+
+
+def test_a_check_fails_when_a_promise_is_broken(tmp_path: Path) -> None:
+    """The conformance checks can fail: a fake backend that runs commands on the host
+    with no limits is refused by the first promise it breaks."""
+    import subprocess as sp
+
+    from orchestrator.errors import SandboxConformanceError
+    from orchestrator.sandbox.base import ExecResult
+
+    class HostShell:
+        kind = "host"
+
+        def exec(self, argv: object, timeout_s: float) -> ExecResult:
+            env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+            done = sp.run(argv, shell=isinstance(argv, str), capture_output=True, text=True,
+                          cwd=tmp_path, timeout=timeout_s, env=env)  # fmt: skip
+            return ExecResult(done.returncode, done.stdout, done.stderr, False, False, 0.0)
+
+    with pytest.raises(SandboxConformanceError, match="causal_gym imports inside the sandbox"):
+        CHECKS["no_generator_and_no_key"](HostShell(), SECRET)  # type: ignore[arg-type]
+    with pytest.raises(SandboxConformanceError, match=r"commands run as root|capabilities"):
+        CHECKS["no_privileges"](HostShell(), SECRET)  # type: ignore[arg-type]
+
+
+@pytest.mark.sandbox
+def test_local_limits_are_the_configured_rlimits_and_no_process_survives_on_the_host() -> None:
+    """What only the local backend can show: its per-process resource limits, its own
+    uid when run as root, and no process of an exec left on the host at the deadline."""
+    with make_sandbox("local", SandboxLimits(memory_mb=1024, pids=128)) as box:
+        box.open({})
+        uid = int(box.exec("id -u", 30).stdout)
+        table = box.exec("cat /proc/self/limits", 7).stdout
+        soft = {line[:26].strip(): line[26:47].strip() for line in table.splitlines()[1:] if line}
+        assert soft["Max file size"] == str(512 * 1024 * 1024)  # SandboxLimits.file_mb
+        assert soft["Max address space"] == str(1024 * 1024 * 1024)  # memory_mb=1024
+        assert soft["Max processes"] == "128"
+        assert soft["Max cpu time"] == "12"  # the 7 s deadline + 5
+        assert uid >= 2_000_000 or os.geteuid() != 0  # its own uid when run as root
+        tag = f"{uuid.uuid4().int % 10**6 + 10**6}"
+        assert box.exec(f"sleep {tag} & sleep {tag}", 3).timed_out
+        time.sleep(1)
+    host = subprocess.run(["pgrep", "-f", f"sleep {tag}"], capture_output=True, text=True)
+    assert host.stdout.strip() == "", "a sleep survived its deadline on the host"
 
 
 @pytest.mark.sandbox

@@ -24,8 +24,8 @@ from causal_gym.reference import parse_readme, read_staged, reference_submission
 from causal_gym.reference.answer import honest_fit
 from causal_gym.rng_keys import parse_key_hex, resolve_key
 from causal_gym.splits.manifest import load_manifest
+from orchestrator.sandbox.netprobe import HostListener
 from tests.support.docker_env import require_docker
-from tests.support.network import HostListener
 from tests.support.openai_server import Reply, assistant_turns, tool_outputs
 from tests.support.vf_run import run_vf_eval
 

@@ -1,5 +1,6 @@
-"""A real listener on the host, so "no network" tests can fail: an offline machine
-cannot reach external hosts anyway, but it can always reach itself."""
+"""A real listener on the host, so a "no network" check can fail: an offline machine
+cannot reach external hosts anyway, but it can always reach itself. Used by the
+sandbox conformance checks and the tests."""
 
 from __future__ import annotations
 
