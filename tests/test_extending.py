@@ -21,7 +21,9 @@ BLOCK = re.compile(r'```python title="([^"]+)"\n(.*?)```', re.DOTALL)
 
 def write_recipe(folder: Path) -> dict[str, str]:
     blocks = dict(BLOCK.findall(RECIPE.read_text("utf-8")))
-    assert set(blocks) == {"toyfam/__init__.py", "toyfam/hooks.py", "check_toyfam.py"}
+    assert set(blocks) == {
+        "toyfam/__init__.py", "toyfam/hooks.py", "check_toyfam.py", "smallbox.py", "toyagent.py"
+    }  # fmt: skip
     for name, code in blocks.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(code, "utf-8")
@@ -81,3 +83,45 @@ print(result.status.value, round(score.reward, 6), task.public.family)
     assert proc.returncode == 0, proc.stderr[-3000:]
     status, reward, family = proc.stdout.split()[-3:]
     assert status == "submitted" and family == "toy_ate" and 0.0 < float(reward) <= 1.0
+
+
+@pytest.mark.sandbox
+def test_the_recipe_backend_keeps_every_promise(tmp_path: Path) -> None:
+    write_recipe(tmp_path)
+    code = """
+import smallbox
+from causal_gym import generate_task, resolve_key
+from orchestrator.sandbox.conformance import check_backend
+from orchestrator.sandbox.registry import backend_names
+from orchestrator.run.config import RunConfig
+
+files = dict(generate_task("train:ate:4", resolve_key(environ={})).public.files)
+check_backend("small_local", files)
+RunConfig(sandbox="small_local", n=1)  # a run config takes it
+print("small_local conforms", backend_names())
+"""
+    proc = run_in(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "small_local conforms" in proc.stdout
+
+
+@pytest.mark.sandbox
+def test_the_recipe_agent_answers_an_episode(tmp_path: Path) -> None:
+    write_recipe(tmp_path)
+    code = """
+import toyagent
+from causal_gym import generate_task, resolve_key
+from orchestrator.agents import EpisodeConfig, run_episode
+from orchestrator.agents.loader import check_agent_spec, load_policy
+from orchestrator.sandbox import make_sandbox
+
+check_agent_spec("placeholder")
+task = generate_task("train:mediation:2", resolve_key(environ={}))
+with make_sandbox("local") as box, load_policy("placeholder") as policy:
+    box.open(dict(task.public.files))
+    result = run_episode(task.public.to_wire("handle-agent"), box, policy, EpisodeConfig())
+print(result.status.value, result.turns)
+"""
+    proc = run_in(tmp_path, code)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split()[-2:] == ["submitted", "1"]
