@@ -43,3 +43,8 @@ class FamilyContractError(CausalGymError, ValueError):
 class FamilyConformanceError(FamilyContractError):
     """Raised by check_family: a registered family breaks the contract; the message
     names the check and the task."""
+
+
+class AuditSuiteError(CausalGymError, ValueError):
+    """Raised when an audit suite is named that is not registered, or a registered
+    entry string does not lead to the suite it names."""

@@ -25,7 +25,7 @@ SPLITS = ("eval-v1", "eval-v2")
 def gain(task_id: str) -> tuple[str, float]:
     """The bayes-prior probe's reward minus the honest reference's on one task."""
     from causal_gym.audit.policies import staged_view
-    from causal_gym.audit.runner import scored_answer
+    from causal_gym.audit.rows import scored_answer
     from causal_gym.families.registry import contract_of
     from causal_gym.generate.pipeline import generate_task
     from causal_gym.reference import estimand_probes, probes

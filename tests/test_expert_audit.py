@@ -5,24 +5,22 @@ expert-tier column."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from causal_gym.audit.checks import FALSE_ALARM_BUDGET
 from causal_gym.audit.expert_report import (
     LINEAR_COVERAGE_LIMIT,
-    ExpertAuditReport,
-    evaluate_expert_checks,
+    ExpertReport,
+    evaluate,
 )
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.audit.suite import suite
 from orchestrator.run.report import EXPERT_COLUMN, baseline_table
 from orchestrator.run.summary import RunSummary
 from tests.support.audit_checks import (
+    assert_cli_follows_checks,
     assert_only_this_check_fails,
-    parts,
     probe_above_honest,
     sweep_beats_90,
     with_family,
@@ -30,27 +28,23 @@ from tests.support.audit_checks import (
 from tests.support.cli import causal_gym_cli
 from tests.support.summaries import make_summary
 
-COMMITTED = Path(str(resources.files("causal_gym").joinpath("audit_report_expert.json")))
+SUITE = suite("expert")
 FAMILIES = ("ate", "adjustment", "null_detect")
 
 
-def committed() -> ExpertAuditReport:
-    return ExpertAuditReport.model_validate_json(COMMITTED.read_text())
+def committed() -> ExpertReport:
+    report = SUITE.load_committed()
+    assert isinstance(report, ExpertReport)
+    return report
 
 
-def test_committed_report_passes_its_checks_when_recomputed() -> None:
+def test_the_committed_expert_report_shows_linear_ols_punished() -> None:
+    """The suite-wide checks are in test_audit_suites.py; here, what only the expert
+    report holds."""
     report = committed()
-    assert report.keys[0].label == "default" and len(report.keys) >= 3
     # the expert tier as streams serve it (train, generator 3), at least 400 tasks a family
     assert report.namespace == "train" and report.per_family * len(report.keys) >= 400
-    assert report.reward_version == REWARD_VERSION
     assert tuple(report.families) == FAMILIES
-    assert all(not k.failed_ids and k.materialized == k.requested for k in report.keys)
-    recomputed = evaluate_expert_checks(parts(report))
-    assert [c.model_dump() for c in recomputed] == [c.model_dump() for c in report.checks]
-    failing = [c.name for c in recomputed if not c.passed]
-    assert not failing, failing
-    assert report.total_false_alarm < FALSE_ALARM_BUDGET
     for family, s in report.families.items():
         assert s.linear_coverage < LINEAR_COVERAGE_LIMIT, family
         assert set(report.hack_probes[family]) >= {"linear_ols", "diff_in_means"}
@@ -58,9 +52,6 @@ def test_committed_report_passes_its_checks_when_recomputed() -> None:
         assert s.mean_width_ratio > 1.0, family
     assert report.prior is None  # no whole blocks of 20 in a keyed fifth of the ids
     assert set(report.bayes_prior) == set(FAMILIES) and set(report.leakage) == {"null_detect"}
-    for suffix in ("width_sweep", "coverage", "rewards"):
-        png = COMMITTED.with_name(f"audit_report_expert_{suffix}.png")
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _low_coverage(p: dict[str, Any], family: str) -> dict[str, Any]:
@@ -99,7 +90,7 @@ PERTURBATIONS = [
 
 @pytest.mark.parametrize(("perturb", "check"), PERTURBATIONS)
 def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> None:
-    assert_only_this_check_fails(evaluate_expert_checks, parts(committed()), perturb, check)
+    assert_only_this_check_fails(evaluate, committed().parts(), perturb, check)
 
 
 @pytest.mark.slow
@@ -112,15 +103,9 @@ def test_live_expert_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> No
         "audit", "--families", "eval-expert-v1", "--per-family", "20", "--keys", "1",
         "--workers", "2", "--out", str(out),
     )  # fmt: skip
-    live = ExpertAuditReport.model_validate_json(out.read_text())
+    live = ExpertReport.model_validate_json(out.read_text())
     assert tuple(live.families) == FAMILIES and live.keys[0].materialized == 60
-    recomputed = evaluate_expert_checks(parts(live))
-    assert [c.passed for c in recomputed] == [c.passed for c in live.checks]
-    assert proc.returncode == (0 if all(c.passed for c in recomputed) else 1)
-    for c in recomputed:
-        assert (f"FAIL {c.name}" in proc.stderr) == (not c.passed), c.name
-    for suffix in ("width_sweep", "coverage", "rewards"):
-        assert (tmp_path / f"audit_{suffix}.png").stat().st_size > 1000
+    assert_cli_follows_checks(SUITE, live, proc, tmp_path)
 
 
 def test_bad_expert_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ A report stores the sufficient statistics of every check (counts, means, SDs of
 paired differences), so its verdicts are recomputed from the file alone. Each check
 names the statistical test it is and its false-alarm rate (audit/stats.py); the
 per-check level is the 1% budget split over the checks that can fail by chance. The
-seed audit (report.py), the multi-estimand one (estimand_report.py), the expert one
+seed suite (seed_report.py), the estimand one (estimand_report.py), the expert one
 (expert_report.py) and the generator-knowledge checks (knowledge.py) build on this.
 """
 
@@ -49,6 +49,21 @@ class Paired(Model):
     mean: float
     diff_mean: float
     diff_sd: float
+
+
+class RewardSummary(Model):
+    """The honest reward's distribution over a group of tasks, which every suite's
+    per-group summary starts from (summary.reward_fields computes it)."""
+
+    n: int
+    mean_reward: float
+    sd_reward: float
+    mean_estimand_reward: float
+    median_reward: float
+    p05_reward: float
+    #: Honest interval width over the anchor r (1 on linear tiers; on the expert tier
+    #: r is the efficiency bound's width, so how far the reference is from the best).
+    mean_width_ratio: float
 
 
 class WidthSweep(Model):

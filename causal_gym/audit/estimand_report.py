@@ -1,8 +1,8 @@
 """The multi-estimand audit's report: per-family summaries, per-estimand coverage,
 the width sweep, the probes, and the checks evaluated over them.
 
-Same statistics and the same 1% false-alarm budget as the seed audit (report.py):
-consistency checks split CONSISTENCY_BUDGET by Bonferroni; demonstrations (a probe
+Same statistics and the same 1% false-alarm budget as every suite (checks.py,
+report.py): consistency checks split CONSISTENCY_BUDGET by Bonferroni; demonstrations (a probe
 below honest, the honest forecast above the prior) must be significant at
 DEMONSTRATION_LEVEL; the file keeps every check's sufficient statistics.
 """
@@ -18,12 +18,11 @@ from pydantic import Field
 
 from causal_gym.audit import stats
 from causal_gym.audit.checks import (
-    CONSISTENCY_BUDGET,
     Check,
-    KeyRun,
     Leakage,
     Model,
     Paired,
+    RewardSummary,
     WidthSweep,
     band_check,
     below_check,
@@ -32,11 +31,11 @@ from causal_gym.audit.checks import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.estimand_audit import EstimandTaskAudit, probe_names, tested_estimands
+from causal_gym.audit.estimand_rows import EstimandRow, probe_names, tested_estimands
 from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
+from causal_gym.audit.report import SuiteReport, seal
+from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import family_frame, paired, reward_fields
-from causal_gym.generate.version import generator_version
-from causal_gym.scoring.version import REWARD_VERSION
 
 
 class EstimandCoverage(Model):
@@ -45,14 +44,7 @@ class EstimandCoverage(Model):
     coverage: float
 
 
-class FamilySummary(Model):
-    n: int
-    mean_reward: float
-    sd_reward: float
-    mean_estimand_reward: float
-    median_reward: float
-    p05_reward: float
-    mean_width_ratio: float
+class FamilySummary(RewardSummary):
     #: Tested estimands (cate: "first_level"); "all_estimands" pools every interval
     #: of every task (descriptive: a task's intervals are not independent).
     coverage: dict[str, EstimandCoverage]
@@ -87,36 +79,19 @@ class Confounding(Model):
         return math.sqrt((n0 + n1 + 1) / (12.0 * n0 * n1))
 
 
-class EstimandAuditReport(Model):
-    namespace: str
-    per_family: int
-    keys: tuple[KeyRun, ...]
-    per_check_alpha: float
+class EstimandReport(SuiteReport):
     families: dict[str, FamilySummary]
     width_sweep: dict[str, WidthSweep]
     hack_probes: dict[str, dict[str, Paired]]  # family -> probe -> probe minus honest
     forecasts: dict[str, Forecast]  # families that ask for a probability
-    checks: tuple[Check, ...]
-    total_false_alarm: float
-    #: The reward version the audit scored with (1: reports made before versions).
-    reward_version: int = 1
-    #: The generator version that made the audited tasks (None: reports made before
-    #: audits recorded it).
-    generator_version: int | None = None
     confounding: dict[str, Confounding] = Field(default_factory=dict)
-    #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
-    bayes_prior: dict[str, Paired] = Field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
 
 
 def _coverage(flags: Sequence[bool]) -> EstimandCoverage:
     return EstimandCoverage(n=len(flags), covered=int(sum(flags)), coverage=float(np.mean(flags)))
 
 
-def family_summary(rows: list[EstimandTaskAudit]) -> FamilySummary:
+def family_summary(rows: list[EstimandRow]) -> FamilySummary:
     coverage = {name: _coverage([r.covered[name] for r in rows]) for name in rows[0].covered}
     levels, hit = sum(r.levels for r in rows), sum(r.levels_covered for r in rows)
     coverage["all_estimands"] = EstimandCoverage(n=levels, covered=hit, coverage=hit / levels)
@@ -130,37 +105,19 @@ def family_summary(rows: list[EstimandTaskAudit]) -> FamilySummary:
     )
 
 
-def summarize_estimands(
-    rows: list[EstimandTaskAudit],
-    failed: dict[str, list[str]],
-    fingerprints: dict[str, str],
-    namespace: str,
-    per_family: int,
-    families: tuple[str, ...],
-) -> EstimandAuditReport:
-    report, groups = family_frame(
-        rows, failed, fingerprints, namespace, per_family, families, family_summary,
-        probe_names,
-    )  # fmt: skip
-    report["forecasts"] = {
+def summarize(run: AuditRun) -> EstimandReport:
+    numbers, groups = family_frame(run, family_summary, probe_names)
+    numbers["forecasts"] = {
         f: forecast(g) for f, g in groups.items() if any(r.prior_skill is not None for r in g)
     }
-    report["reward_version"] = REWARD_VERSION
-    report["generator_version"] = generator_version(namespace)
-    report["bayes_prior"] = {
-        f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
-    }
-    report["confounding"] = {
+    numbers["confounding"] = {
         f: confounding(g) for f, g in groups.items() if any(r.confounded is not None for r in g)
     }
     consistency = sum(len(tested_estimands(f)) + 2 for f in groups)  # coverage, band, sweep
     # the two residual-SD AUCs, the skill band, the metadata leakage
-    consistency += 4 * len(report["confounding"])
-    consistency += len(report["bayes_prior"])
-    report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency
-    report["checks"] = tuple(evaluate_estimand_checks(report))
-    report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))
-    return EstimandAuditReport.model_validate(report)
+    consistency += 4 * len(numbers["confounding"])
+    consistency += len(numbers["bayes_prior"])
+    return seal(numbers, EstimandReport, evaluate, consistency)
 
 
 def _auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
@@ -169,7 +126,7 @@ def _auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
     return float(roc_auc_score(np.asarray(labels), np.asarray(scores)))
 
 
-def confounding(rows: list[EstimandTaskAudit]) -> Confounding:
+def confounding(rows: list[EstimandRow]) -> Confounding:
     scored = [r for r in rows if r.confounded is not None and r.residual_sds is not None]
     labels = [bool(r.confounded) for r in scored]
     skills = [r.brier_skill or 0.0 for r in scored]
@@ -230,7 +187,7 @@ def confounding_checks(family: str, c: Confounding, alpha: float) -> list[Check]
     return checks
 
 
-def forecast(rows: list[EstimandTaskAudit]) -> Forecast:
+def forecast(rows: list[EstimandRow]) -> Forecast:
     scored = [r for r in rows if r.prior_skill is not None and r.brier_skill is not None]
     return Forecast(
         prior_minus_honest=paired(
@@ -241,7 +198,7 @@ def forecast(rows: list[EstimandTaskAudit]) -> Forecast:
     )
 
 
-def evaluate_estimand_checks(report: dict[str, Any]) -> list[Check]:
+def evaluate(report: dict[str, Any]) -> list[Check]:
     """Named checks over a report under construction (a plain dict of the models),
     from its stored statistics alone, so a committed file can be re-checked."""
     alpha = report["per_check_alpha"]

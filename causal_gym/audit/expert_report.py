@@ -1,7 +1,7 @@
 """The expert tier audit's report: per-family honest and linear-OLS summaries, the
 width sweep, the probes, and the checks evaluated over them.
 
-Same statistics and 1% false-alarm budget as the other audits (report.py). What is
+Same statistics and 1% false-alarm budget as the other suites (report.py, checks.py). What is
 new is a second kind of demonstration: linear OLS's coverage shown below
 LINEAR_COVERAGE_LIMIT with an exact one-sided binomial bound, so the report proves
 the tier punishes the method that is optimal everywhere else.
@@ -16,13 +16,12 @@ from pydantic import Field
 
 from causal_gym.audit import stats
 from causal_gym.audit.checks import (
-    CONSISTENCY_BUDGET,
     DEMONSTRATION_LEVEL,
     Check,
-    KeyRun,
     Leakage,
     Model,
     Paired,
+    RewardSummary,
     WidthSweep,
     below_check,
     coverage_check,
@@ -30,35 +29,25 @@ from causal_gym.audit.checks import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.expert_audit import EXPERT_PROBES, ExpertTaskAudit
-from causal_gym.audit.report import knowledge_checks
+from causal_gym.audit.expert_rows import EXPERT_PROBES, ExpertRow
+from causal_gym.audit.knowledge import knowledge_checks
+from causal_gym.audit.report import SuiteReport, seal
+from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import (
     block_skill,
     family_frame,
     forecast_fields,
     null_leakage,
-    paired,
     reward_fields,
 )
 from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.generate.version import generator_version
-from causal_gym.scoring.version import REWARD_VERSION
 
 LINEAR_COVERAGE_LIMIT = 0.6
 
 
-class ExpertSummary(Model):
-    n: int
-    mean_reward: float
-    sd_reward: float
-    mean_estimand_reward: float
-    median_reward: float
-    p05_reward: float
+class ExpertSummary(RewardSummary):
     covered: int
     coverage: float
-    #: Honest interval width over the anchor r (the efficiency bound's width): how far
-    #: the flexible reference is from the best an analyst can do.
-    mean_width_ratio: float
     linear_covered: int
     linear_coverage: float
     linear_mean_width_ratio: float
@@ -74,33 +63,16 @@ class PriorBlocks(Model):
     max_abs_block_skill: float
 
 
-class ExpertAuditReport(Model):
-    namespace: str
-    per_family: int
-    keys: tuple[KeyRun, ...]
-    per_check_alpha: float
+class ExpertReport(SuiteReport):
     families: dict[str, ExpertSummary]
     width_sweep: dict[str, WidthSweep]
     hack_probes: dict[str, dict[str, Paired]]  # family -> probe -> probe minus honest
     prior: PriorBlocks | None
-    checks: tuple[Check, ...]
-    total_false_alarm: float
-    #: The reward version the audit scored with (1: reports made before versions).
-    reward_version: int = 1
-    #: The generator version that made the audited tasks (None: reports made before
-    #: audits recorded it).
-    generator_version: int | None = None
-    #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
-    bayes_prior: dict[str, Paired] = Field(default_factory=dict)
     #: Staged-only leakage of null_detect's structural nulls.
     leakage: dict[str, Leakage] = Field(default_factory=dict)
 
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
 
-
-def expert_summary(rows: list[ExpertTaskAudit]) -> ExpertSummary:
+def expert_summary(rows: list[ExpertRow]) -> ExpertSummary:
     return ExpertSummary(
         **reward_fields(rows),
         **forecast_fields(rows),
@@ -112,9 +84,7 @@ def expert_summary(rows: list[ExpertTaskAudit]) -> ExpertSummary:
     )
 
 
-def prior_blocks(
-    rows: list[ExpertTaskAudit], labels: list[str], per_family: int
-) -> PriorBlocks | None:
+def prior_blocks(rows: list[ExpertRow], labels: list[str], per_family: int) -> PriorBlocks | None:
     scored = [r for r in rows if r.prior_skill is not None]
     whole = per_family // NULL_BLOCK_SIZE
     if not scored or not whole:
@@ -125,33 +95,17 @@ def prior_blocks(
     )
 
 
-def summarize_expert(
-    rows: list[ExpertTaskAudit],
-    failed: dict[str, list[str]],
-    fingerprints: dict[str, str],
-    namespace: str,
-    per_family: int,
-    families: tuple[str, ...],
-) -> ExpertAuditReport:
-    report, groups = family_frame(
-        rows, failed, fingerprints, namespace, per_family, families, expert_summary,
-        lambda _family: EXPERT_PROBES,
-    )  # fmt: skip
+def summarize(run: AuditRun) -> ExpertReport:
+    numbers, groups = family_frame(run, expert_summary, lambda _family: EXPERT_PROBES)
     # Whole blocks of 20 consecutive ids exist only where every id is audited (the
     # frozen split's namespace); the train expert tier is a keyed fifth of the ids.
-    whole = namespace != "train"
-    report["prior"] = prior_blocks(rows, list(fingerprints), per_family) if whole else None
-    report["reward_version"] = REWARD_VERSION
-    report["generator_version"] = generator_version(namespace)
-    report["bayes_prior"] = {
-        f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()
-    }
-    report["leakage"] = null_leakage(groups.get("null_detect", []))
-    consistency = 2 * len(groups) + len(report["bayes_prior"]) + len(report["leakage"])
-    report["per_check_alpha"] = CONSISTENCY_BUDGET / consistency  # coverage, sweep, knowledge
-    report["checks"] = tuple(evaluate_expert_checks(report))
-    report["total_false_alarm"] = float(sum(c.false_alarm for c in report["checks"]))
-    return ExpertAuditReport.model_validate(report)
+    whole = run.namespace != "train"
+    labels = list(run.fingerprints)
+    numbers["prior"] = prior_blocks(list(run.rows), labels, run.per_family) if whole else None
+    numbers["leakage"] = null_leakage(groups.get("null_detect", []))
+    # coverage and sweep per family, and the knowledge checks
+    consistency = 2 * len(groups) + len(numbers["bayes_prior"]) + len(numbers["leakage"])
+    return seal(numbers, ExpertReport, evaluate, consistency)
 
 
 def linear_coverage_check(family: str, s: ExpertSummary) -> Check:
@@ -167,7 +121,7 @@ def linear_coverage_check(family: str, s: ExpertSummary) -> Check:
     )
 
 
-def evaluate_expert_checks(report: dict[str, Any]) -> list[Check]:
+def evaluate(report: dict[str, Any]) -> list[Check]:
     """Named checks from the report's stored statistics alone (a committed file can be
     re-checked)."""
     alpha = report["per_check_alpha"]

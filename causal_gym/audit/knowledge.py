@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
 
 from causal_gym.audit.checks import Check, Leakage, Paired
+from causal_gym.audit.tables import Table, table
 from causal_gym.task import PublicTask
 
 #: The most a staged-only strategy may gain over the honest reference, per task.
@@ -138,23 +140,34 @@ def efficiency_check(group: str, gap: Paired, alpha: float) -> Check:
 
 def knowledge_table(
     bayes: dict[str, Paired], found: dict[str, Leakage], efficient: dict[str, Paired]
-) -> list[str]:
-    """The docs' table of what knowing the generator buys (scripts/docs_tables.py)."""
-    rows = [
-        "| group | tasks | bayes-prior minus honest (SE) | efficient OLS minus honest (SE) "
-        "| staged-metadata AUC |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
+) -> Table:
+    """What knowing the generator buys, per group: the docs' and the terminal's table."""
 
     def cell(gap: Paired | None) -> str:
         if gap is None:
             return ""
         return f"{gap.diff_mean:+.4f} ({gap.diff_sd / math.sqrt(gap.n):.4f})"
 
+    rows = []
     for group, gain in bayes.items():
         leak = found.get(group)
         auc = f"{leak.auc:.3f} ({leak.n_positive} vs {leak.n_negative})" if leak else ""
-        rows.append(
-            f"| {group} | {gain.n:,} | {cell(gain)} | {cell(efficient.get(group))} | {auc} |"
-        )
-    return rows
+        rows.append((group, f"{gain.n:,}", cell(gain), cell(efficient.get(group)), auc))
+    header = (
+        "group",
+        "tasks",
+        "bayes-prior minus honest (SE)",
+        "efficient OLS minus honest (SE)",
+        "staged-metadata AUC",
+    )
+    return table(header, "lrrrr", rows)
+
+
+def knowledge_checks(report: dict[str, Any], alpha: float) -> list[Check]:
+    """The Bayes probe's gain and the leakage checks (knowledge.py), any audit."""
+    checks = [gain_check(g, gain, alpha) for g, gain in report.get("bayes_prior", {}).items()]
+    checks += [leakage_check(g, found, alpha) for g, found in report.get("leakage", {}).items()]
+    checks += [
+        efficiency_check(g, gap, alpha) for g, gap in report.get("efficient_ols", {}).items()
+    ]
+    return checks

@@ -1,20 +1,18 @@
-"""Helpers the audit tests share: a committed report's parts without its verdicts,
-and perturbations that make one family's numbers bad."""
+"""Helpers the audit tests share: perturbations that make one family's numbers bad,
+the check that only the perturbed check flips, and what a live CLI run must show."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
-from pydantic import BaseModel
+from causal_gym.audit.plots import PLOT_NAMES
+from causal_gym.audit.report import SuiteReport
+from causal_gym.audit.suite import AuditSuite
 
 Evaluate = Callable[[dict[str, Any]], Sequence[Any]]
-
-
-def parts(report: BaseModel) -> dict[str, Any]:
-    """The report's fields except the verdicts, as the check evaluators take them."""
-    skip = {"checks", "total_false_alarm"}
-    return {name: getattr(report, name) for name in type(report).model_fields if name not in skip}
 
 
 def with_family(p: dict[str, Any], family: str, **changes: Any) -> dict[str, Any]:
@@ -55,3 +53,18 @@ def assert_only_this_check_fails(
     flipped = {name for name, ok in bad.items() if not ok}
     powered = next(name for name in bad if name.startswith("the audit is powered"))
     assert flipped <= {check, powered}
+
+
+def assert_cli_follows_checks(
+    suite: AuditSuite, live: SuiteReport, proc: CompletedProcess[str], out_dir: Path
+) -> None:
+    """A live `causal-gym audit` run: its checks recomputed from the file agree with
+    its stored verdicts, its exit code and its FAIL lines follow them, and its plots
+    were drawn (a run this small is underpowered, and says so)."""
+    recomputed = suite.recheck(live)
+    assert [c.passed for c in recomputed] == [c.passed for c in live.checks]
+    assert proc.returncode == (0 if all(c.passed for c in recomputed) else 1)
+    for c in recomputed:
+        assert (f"FAIL {c.name}" in proc.stderr) == (not c.passed), c.name
+    for plot in PLOT_NAMES:
+        assert (out_dir / f"audit_{plot}.png").stat().st_size > 1000

@@ -1,8 +1,8 @@
 """The audit of the multi-estimand families (cate, mediation, obs_vs_rct): each task
 answered honestly, at every sweep level and by every probe, and scored per estimand.
 
-The rows are plain floats like the seed audit's (runner.py runs both, forked); the
-summary and checks are in estimand_report.py.
+The rows are plain floats like every suite's (runner.py forks them); the summary
+and checks are in estimand_report.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from functools import partial
 
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_LEVELS
-from causal_gym.audit.runner import scored_answer
+from causal_gym.audit.rows import TaskRow, row_start, scored_answer
 from causal_gym.families.registry import contract_of
 from causal_gym.reference import estimand_probes as probes
 from causal_gym.reference.estimands import Analysis, residual_sd
@@ -41,14 +41,7 @@ def tested_estimands(family: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class EstimandTaskAudit:
-    key: str
-    task_id: str
-    family: str
-    attempts: int
-    reward: float
-    estimand_reward: float
-    width_ratio: float
+class EstimandRow(TaskRow):
     covered: dict[str, bool]  # per tested estimand
     levels: int  # estimands in the task (cate: its levels)
     levels_covered: int
@@ -71,7 +64,7 @@ def _covered_share(record: ScoreRecord) -> float:
     return sum(e.covered for e in record.estimands.values()) / len(record.estimands)
 
 
-def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
+def audit_estimand_task(task: Task, key_label: str) -> EstimandRow:
     family = task.public.family.value
     analysis = Analysis.parse(dict(task.public.files))
     ref = scored_answer(task, probes.honest(analysis))
@@ -94,14 +87,8 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandTaskAudit:
         confounded = task.hidden.effect_class.value == "confounded"
         d = analysis.dictionary
         spreads = (residual_sd(analysis.frame, d), residual_sd(analysis.trial, d))
-    return EstimandTaskAudit(
-        key=key_label,
-        task_id=task.public.task_id,
-        family=family,
-        attempts=task.public.generation_attempts,
-        reward=ref.reward,
-        estimand_reward=ref.estimand_reward,
-        width_ratio=ref.width_ratio,
+    return EstimandRow(
+        **row_start(task, key_label, ref),
         covered=covered,
         levels=len(ref.estimands),
         levels_covered=sum(e.covered for e in ref.estimands.values()),

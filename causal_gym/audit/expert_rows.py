@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_POLICIES, Policy
-from causal_gym.audit.runner import scored_answer
+from causal_gym.audit.rows import TaskRow, row_start, scored_answer
 from causal_gym.errors import GenerationError
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import Tier
@@ -33,15 +33,8 @@ EXPERT_PROBES: dict[str, Policy] = {
 
 
 @dataclass(frozen=True)
-class ExpertTaskAudit:
-    key: str
-    task_id: str
-    family: str
-    attempts: int
-    reward: float
-    estimand_reward: float
+class ExpertRow(TaskRow):
     covered: bool
-    width_ratio: float  # the honest interval's width over the anchor r
     validity: float | None
     brier_skill: float | None
     sweep_estimand: tuple[float, ...]
@@ -63,7 +56,7 @@ def honest_view(task: Task) -> probes.Staged:
     return probes.Staged.parse(files["data.csv"], files["README.md"].decode("utf-8"))
 
 
-def audit_expert_task(task: Task, key_label: str) -> ExpertTaskAudit:
+def audit_expert_task(task: Task, key_label: str) -> ExpertRow:
     if task.public.tier is not Tier.EXPERT:
         raise GenerationError(f"{task.public.task_id} is not an expert task")
     view = honest_view(task)
@@ -74,15 +67,9 @@ def audit_expert_task(task: Task, key_label: str) -> ExpertTaskAudit:
     null_detect = ref.brier_skill is not None
     prior = scored_answer(task, probes.prior_only(view)) if null_detect else None
     bayes = scored_answer(task, probes.bayes_prior(view))
-    return ExpertTaskAudit(
-        key=key_label,
-        task_id=task.public.task_id,
-        family=task.public.family.value,
-        attempts=task.public.generation_attempts,
-        reward=ref.reward,
-        estimand_reward=ref.estimand_reward,
+    return ExpertRow(
+        **row_start(task, key_label, ref),
         covered=ref.covered,
-        width_ratio=ref.width_ratio,
         validity=ref.validity,
         brier_skill=ref.brier_skill,
         sweep_estimand=tuple(s.estimand_reward for s in sweep),

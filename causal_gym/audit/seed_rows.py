@@ -1,0 +1,110 @@
+"""The seed suite's rows (ate, adjustment, null_detect): each task answered by the
+honest reference, at every sweep level, by every hack probe, by the third-party AIPW
+analyst, by the bayes-prior probe and (linear ate and adjustment) by the more
+efficient OLS analyst. Rows are plain floats; seed_report.py summarizes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from causal_gym.audit.knowledge import staged_features
+from causal_gym.audit.policies import (
+    HACK_PROBES,
+    SWEEP_POLICIES,
+    Staged,
+    bayes_prior,
+    fitted,
+    honest,
+    narrow_null,
+    prior_only,
+    staged_view,
+)
+from causal_gym.audit.rows import TaskRow, row_start, scored_answer
+from causal_gym.families.registry import contract_of
+from causal_gym.plan.task_plan import EffectClass
+from causal_gym.reference.aipw import aipw_submission
+from causal_gym.scoring.answer import episode_score
+from causal_gym.task import HiddenTruth, Task
+
+
+@dataclass(frozen=True)
+class SeedRow(TaskRow):
+    """One task's numbers: the honest reference, the sweep, the probes, the AIPW row."""
+
+    clipped_reward: float
+    covered: bool
+    validity: float | None
+    brier_skill: float | None
+    sweep_estimand: tuple[float, ...]
+    sweep_covered: tuple[bool, ...]
+    probes: dict[str, float]
+    narrow_estimand: float | None
+    narrow_reward: float | None
+    prior_skill: float | None
+    prior_reward: float | None
+    aipw_reward: float
+    aipw_covered: bool
+    #: The bayes-prior probe's reward (what knowing the generator's effect sizes buys).
+    bayes_reward: float
+    #: knowledge.LEAKAGE_FEATURES of the staged files, and whether the effect is zero.
+    leak_features: tuple[float, ...]
+    structural_null: bool
+    #: OLS on the declared set minus its instruments and irrelevant columns, with its
+    #: own 90% interval (ate and adjustment, linear tiers): the more efficient analyst
+    #: the anchor must not punish (None elsewhere).
+    efficient_reward: float | None
+    #: An expert-tier task (a fifth of these families' train tasks): its honest answer
+    #: is flexible.py's, and the linear third-party analyst is not compared on it.
+    expert: bool = False
+
+
+#: The families the efficient analyst is compared on (null_detect's honest answer is
+#: the posterior, not an interval it could be compared with).
+EFFICIENT_FAMILIES = ("ate", "adjustment")
+#: The roles an efficient analyst leaves out: they only take variance from T.
+_INEFFICIENT_ROLES = ("instrument", "irrelevant")
+
+
+def efficient_ols(view: Staged, truth: HiddenTruth) -> dict[str, object]:
+    """What an analyst who found the instruments and the irrelevant columns (a real
+    skill; the audit takes them from the hidden roles) answers: OLS without them."""
+    kept = tuple(c for c in truth.pre_treatment if truth.roles[c] not in _INEFFICIENT_ROLES)
+    return fitted(view, kept, list(kept))
+
+
+def audit_task(task: Task, key_label: str) -> SeedRow:
+    view = staged_view(task.public)
+    ref = scored_answer(task, honest(view))
+    sweep = [scored_answer(task, policy(view)) for policy in SWEEP_POLICIES]
+    null = task.hidden.effect_class is EffectClass.STRUCTURAL_NULL
+    narrow = scored_answer(task, narrow_null(view)) if null else None
+    spec = contract_of(task.public.family)
+    prior = scored_answer(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
+    files = task.public.files
+    aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
+    bayes = scored_answer(task, bayes_prior(view))
+    efficient = None
+    if task.public.tier.value != "expert" and task.public.family.value in EFFICIENT_FAMILIES:
+        efficient = scored_answer(task, efficient_ols(view, task.hidden)).reward
+    return SeedRow(
+        **row_start(task, key_label, ref),
+        clipped_reward=ref.clipped_reward,
+        covered=ref.covered,
+        validity=ref.validity,
+        brier_skill=ref.brier_skill,
+        sweep_estimand=tuple(s.estimand_reward for s in sweep),
+        sweep_covered=tuple(s.covered for s in sweep),
+        probes={name: episode_score(task, p(view)).reward for name, p in HACK_PROBES.items()},
+        narrow_estimand=narrow.estimand_reward if narrow else None,
+        narrow_reward=narrow.reward if narrow else None,
+        prior_skill=prior.brier_skill if prior else None,
+        prior_reward=prior.reward if prior else None,
+        aipw_reward=aipw.reward,
+        aipw_covered=aipw.covered,
+        bayes_reward=bayes.reward,
+        leak_features=staged_features(task.public),
+        structural_null=null,
+        efficient_reward=efficient,
+        expert=task.public.tier.value == "expert",
+    )

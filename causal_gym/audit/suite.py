@@ -1,0 +1,107 @@
+"""One audit protocol: every audit is a suite of the same four parts, chosen by name.
+
+- rows: what one task yields (`audit_task`: materialized task in, frozen row of plain
+  floats out; the runner forks these),
+- report: the rows summarized into a published model (`summarize`) and the named
+  checks recomputed from that model alone (`evaluate`),
+- tables: the numbers the docs and the terminal show,
+- plots: PNGs beside the report.
+
+The built-in suites are `seed` (eval-v1's families), `estimand` (eval-v2's) and
+`expert` (the expert tier); each is one module (seed.py, estimand.py, expert.py)
+named here by an entry string, so naming a suite imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from causal_gym.audit.checks import Check
+from causal_gym.audit.report import SuiteReport
+from causal_gym.audit.tables import Table
+from causal_gym.errors import AuditSuiteError
+from causal_gym.families.registry import split_families
+
+#: Suite name -> "module:attribute" of its AuditSuite.
+BUILTIN: dict[str, str] = {
+    "seed": "causal_gym.audit.seed:SUITE",
+    "estimand": "causal_gym.audit.estimand:SUITE",
+    "expert": "causal_gym.audit.expert:SUITE",
+}
+
+
+@dataclass(frozen=True)
+class AuditRun:
+    """What the runner hands a suite's summarize: the rows in a fixed order, the ids
+    that failed to generate by key label, and how they were drawn."""
+
+    rows: tuple[Any, ...]
+    failed: Mapping[str, list[str]]
+    fingerprints: Mapping[str, str]  # key label -> key fingerprint
+    namespace: str
+    per_family: int
+    families: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AuditSuite:
+    name: str
+    #: The frozen split whose families the suite audits (`--families SPLIT`).
+    split: str
+    about: str
+    #: The committed report, a file of the causal_gym package (PNGs beside it).
+    committed: str
+    report: type[SuiteReport]
+    audit_task: Callable[[Any, str], Any]
+    summarize: Callable[[AuditRun], SuiteReport]
+    evaluate: Callable[[dict[str, Any]], list[Check]]
+    #: Table name -> drawing; the first is the one the terminal shows after a run.
+    tables: Mapping[str, Callable[[Any], Table]]
+    plots: Callable[[Any, list[Any], Path], list[Path]]
+    #: Audits the expert tier: train tasks are the tier's (a keyed fifth of the ids),
+    #: frozen-split tasks are drawn at planned size under any key, past the manifest.
+    expert_tier: bool = False
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return split_families(self.split)
+
+    @property
+    def committed_path(self) -> Path:
+        return Path(str(resources.files("causal_gym").joinpath(self.committed)))
+
+    def load_committed(self) -> SuiteReport:
+        return self.report.model_validate_json(self.committed_path.read_text("utf-8"))
+
+    def recheck(self, report: SuiteReport) -> list[Check]:
+        """The report's checks recomputed from its numbers (not read from its flags)."""
+        return self.evaluate(report.parts())
+
+
+def suite_names() -> tuple[str, ...]:
+    return tuple(BUILTIN)
+
+
+def suite(name: str) -> AuditSuite:
+    if name not in BUILTIN:
+        raise AuditSuiteError(f"unknown audit suite {name!r}: accepted are {', '.join(BUILTIN)}")
+    module, attribute = BUILTIN[name].split(":")
+    found = getattr(importlib.import_module(module), attribute)
+    if not isinstance(found, AuditSuite) or found.name != name:
+        raise AuditSuiteError(f"{BUILTIN[name]} is not the AuditSuite {name!r}")
+    return found
+
+
+def suite_for_split(split: str) -> AuditSuite:
+    """The suite that audits a frozen split's families."""
+    for name in BUILTIN:
+        found = suite(name)
+        if found.split == split:
+            return found
+    splits = ", ".join(suite(n).split for n in BUILTIN)
+    raise AuditSuiteError(f"no audit suite covers {split!r}: accepted are {splits}")
