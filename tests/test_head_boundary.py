@@ -28,7 +28,7 @@ from causal_gym.task_id import Family
 from causal_gym.wire import TaskWire
 from orchestrator.agents import AgentTurn, EpisodeConfig, EpisodeStatus, Policy
 from orchestrator.run.episode_actor import EpisodeSpec, EpisodeWorker
-from orchestrator.run.head_actors import Scorer
+from orchestrator.run.head_actors import Recorder, TaskGenerator
 from orchestrator.run.head_key import key_from_moved_file, remove_key_file, write_key_file
 from orchestrator.run.record_mac import create_secret, load_secret, mac_holds
 from orchestrator.run.records import Attempt, FailureClass, ScoredEpisode, read_record
@@ -184,26 +184,47 @@ def test_the_sandbox_actor_stops_a_policy_that_ignores_its_deadline(
     assert policy.closed
 
 
-def test_the_scorer_re_derives_scores_and_appends_durably(tmp_path: Path) -> None:
+def test_a_generator_scores_against_the_truth_it_kept_and_the_recorder_seals_it(
+    tmp_path: Path,
+) -> None:
+    """The generator that made a task scores its attempt against the truth it kept
+    (dropping it then), re-derives a truth it never kept, and hands out public numbers
+    only; the recorder appends each record durably with its MAC."""
     key = parse_key_hex("8d061ed1e9cc86988c5664b1b2001666f47a58d68b8d60b82161a1d1806ffeb9", "t")
     path = write_key_file(key)
     try:
         create_secret(tmp_path)
-        scorer = Scorer(str(path), key.fingerprint, str(tmp_path), "run-x", "digest", "local")
+        generator = TaskGenerator(str(path), key.fingerprint)
+        recorder = Recorder(key.fingerprint, str(tmp_path), "run-x", "digest", "local")
         task = cached_task("train:null_detect:2")
+        handle, wire = generator.generate("train:null_detect:2", "h" * 12)
+        assert handle == wire.handle == "h" * 12 and generator.kept() == 1
         from orchestrator.agents.types import EpisodeResult
 
         answer = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0, "effect_probability": 0.5}
         result = EpisodeResult(
             handle="h" * 12, agent="a", status=EpisodeStatus.SUBMITTED, submission=answer
         )
-        progress = scorer.record(Attempt("train:null_detect:2", 0, None, False, result, "a"))
-        lost = scorer.record(Attempt("train:null_detect:3", 0, FailureClass.LOST, True, None, "a"))
-        scorer.close()
+        scored = generator.score("train:null_detect:2", answer)
+        assert generator.kept() == 0  # the truth is dropped once the attempt is scored
+        again = generator.score("train:null_detect:2", answer)  # re-derived
+        assert again == scored and scored.tier == task.public.tier.value
+        assert "HiddenTruth" not in repr(scored) and "estimands" not in scored.model_dump_json()
+        progress = recorder.record(
+            Attempt("train:null_detect:2", 0, None, False, result, "a"), scored
+        )
+        lost_score = generator.score("train:null_detect:3", None)
+        lost = recorder.record(
+            Attempt("train:null_detect:3", 0, FailureClass.LOST, True, None, "a"), lost_score
+        )
+        node = recorder.record(
+            Attempt("train:null_detect:4", 0, FailureClass.NODE_LOST, True, None, "a"), None
+        )
+        recorder.close()
     finally:
         remove_key_file(path)
     lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
-    first, second = (read_record(line) for line in lines)
+    first, second, third = (read_record(line) for line in lines)
     secret = load_secret(tmp_path)
     assert secret is not None
     assert all(mac_holds(json.loads(line), secret) for line in lines)
@@ -213,3 +234,5 @@ def test_the_scorer_re_derives_scores_and_appends_durably(tmp_path: Path) -> Non
     assert progress.reward == first.reward and progress.final
     assert (second.status, second.reward, second.final) == ("lost", -1.0, False)
     assert not lost.final and lost.failure_class is FailureClass.LOST
+    assert (third.status, third.failure_class, third.tier) == ("node_lost", "node_lost", "unknown")
+    assert not node.final

@@ -199,12 +199,16 @@ def test_a_killed_sandbox_actor_is_replaced_and_its_episode_retried(tmp_path: Pa
     driver = subprocess.Popen(
         [RUN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    # Once the first attempt is on disk, each actor is busy with the next one (an
+    # actor runs several threads, so its title does not name the method it runs).
     victim = None
     deadline = time.monotonic() + 180
     while victim is None and time.monotonic() < deadline:
-        time.sleep(0.5)
+        time.sleep(0.2)
+        if not (out / "results.jsonl").exists() or not (out / "results.jsonl").stat().st_size:
+            continue
         for pid, blob in process_environments().items():
-            if b"ray::EpisodeWorker.run" in blob and descends_from(pid, driver.pid):
+            if b"ray::EpisodeWorker" in blob and descends_from(pid, driver.pid):
                 victim = pid
                 break
     assert victim is not None, "no sandbox actor was running an episode"

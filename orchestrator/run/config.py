@@ -74,6 +74,9 @@ class Retries(_Strict):
     model_transient: int = Field(2, ge=0)
     timeout: int = Field(1, ge=0, le=1)
     lost: int = Field(3, ge=0)
+    #: A lost node's episodes are the cluster's failure, not the episode's: they do not
+    #: count against `total` (a node holding half the run's episodes would exhaust it).
+    node_lost: int = Field(3, ge=0)
     model_error: int = Field(0, ge=0)
     agent_error: int = Field(0, ge=0)
     no_submission: int = Field(0, ge=0)
@@ -190,7 +193,11 @@ class RunConfig(_Strict):
         return chosen
 
     def identity_digest(self) -> str:
-        settings = self.model_dump(mode="json", exclude=set(EXECUTION_ONLY))
+        # How often a lost node's episodes run again is the cluster's business, not
+        # what the run produces (and runs made before the budget existed resume).
+        exclude: dict[str, Any] = {name: True for name in EXECUTION_ONLY}
+        exclude["retries"] = {"node_lost"}
+        settings = self.model_dump(mode="json", exclude=exclude)
         blob = json.dumps(settings, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 

@@ -8,10 +8,19 @@ EpisodeResult; scoring happens on the head.
 
 Several episodes run at once in one actor (`episodes_per_actor` threads): a
 model-bound episode spends its time waiting on the model server, so a two-core node
-holds dozens of them. Each episode has a budget that starts before its sandbox does;
-a watchdog thread stops an episode that outlives it (it closes the policy, which kills
-a user policy's process or drops a model connection, and the sandbox, which kills
-every process in it) and reports a timeout, so no policy can hold an actor hostage.
+holds dozens of them (thousands, for simulated ones).
+
+A run hands an actor its task in two calls: `deliver` (the wire, fetched from the
+head's object store into this process) and `play` (the handle). The head's copy of
+the staged bytes is freed when `deliver` returns, so what the head holds per episode
+in flight does not grow with the staged files; the bytes wait here, on the worker
+node, until the episode ends. A few threads beyond the episodes' are kept for
+deliveries, so a delivery never waits behind the episodes it feeds.
+
+Each episode has a budget that starts before its sandbox does; a watchdog thread stops
+an episode that outlives it (it closes the policy, which kills a user policy's process
+or drops a model connection, and the sandbox, which kills every process in it) and
+reports a timeout, so no policy can hold an actor hostage.
 """
 
 from __future__ import annotations
@@ -35,6 +44,10 @@ from orchestrator.sandbox.lazy import LazySandbox
 
 #: How long past its budget an episode may take to wind down before it is abandoned.
 WIND_DOWN_S = 10.0
+#: Threads an actor keeps beyond its episodes' for `deliver` calls.
+DELIVERY_THREADS = 4
+#: How long `play` waits for its task's delivery (submitted just before it).
+DELIVERY_WAIT_S = 60.0
 
 
 class EpisodeSpec(BaseModel):
@@ -57,6 +70,30 @@ class EpisodeWorker:
     def __init__(self, spec: EpisodeSpec) -> None:
         self.spec = spec
         self.limits = SandboxLimits(**spec.limits)
+        self._inbox: dict[str, TaskWire] = {}
+        self._delivered = threading.Condition()
+
+    def deliver(self, task: TaskWire) -> None:
+        """Hold a task until `play` asks for it by its handle."""
+        with self._delivered:
+            self._inbox[task.handle] = task
+            self._delivered.notify_all()
+
+    def play(self, handle: str) -> EpisodeResult:
+        """`run` on the task delivered under `handle`."""
+        started = time.monotonic()
+        with self._delivered:
+            self._delivered.wait_for(lambda: handle in self._inbox, DELIVERY_WAIT_S)
+            task = self._inbox.pop(handle, None)
+        if task is None:
+            return EpisodeResult(
+                handle=handle,
+                agent=self.spec.agent,
+                status=EpisodeStatus.SANDBOX_ERROR,
+                message=f"the task was not delivered within {DELIVERY_WAIT_S:g} s",
+                wall_s=time.monotonic() - started,
+            )
+        return self.run(task)
 
     def where(self) -> dict[str, Any]:
         return {"host": socket.gethostname(), "pid": os.getpid(), "node": _node_id()}
@@ -141,13 +178,14 @@ def _node_id() -> str | None:
         return None
 
 
-def actor_class(num_cpus: float, max_concurrency: int) -> Any:
-    """The Ray actor class: `EpisodeWorker` behind a thin wrapper, placed anywhere."""
+def actor_class(num_cpus: float, episodes: int) -> Any:
+    """The Ray actor class: `EpisodeWorker` behind a thin wrapper, placed anywhere,
+    with a thread per episode and DELIVERY_THREADS more."""
     import ray
 
     options: dict[str, Any] = {
         "num_cpus": num_cpus,
-        "max_concurrency": max_concurrency,
+        "max_concurrency": episodes + DELIVERY_THREADS,
         "max_restarts": 0,
     }
     return ray.remote(**options)(EpisodeWorker)

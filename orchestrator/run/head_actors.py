@@ -1,29 +1,34 @@
 """Head actors: the only processes that hold the key or a truth.
 
 Both are pinned to the head node by a custom resource only the head advertises, and
-both read the key from the head-local 0600 file whose path they are given (the key is
-never an argument, an environment variable or an object in the store).
+the generators read the key from the head-local 0600 file whose path they are given
+(the key is never an argument, an environment variable or an object in the store).
 
 - `TaskGenerator` derives a task on demand and returns its public wire format under
-  the handle the driver chose; the hidden part is dropped on the spot.
-- `Scorer` re-derives a task from its id when an attempt comes back (so no truth ever
-  travels), scores it with the one scoring path, appends the scored record to
-  results.jsonl with its MAC under the run's secret (flushed and fsynced before it
-  answers) and the transcript to its own file, and hands the driver a small Progress
-  note.
+  the handle the driver chose. It keeps the task's truth (and its public column names:
+  no staged bytes) in its own memory until the attempt comes back, then scores the
+  submission against it with the one scoring path and hands out public numbers only.
+  A truth never leaves the process that derived it, and no task is derived twice
+  (re-deriving to score was half the head's CPU per episode). A generator that lost
+  the truth (it was not the one that made the attempt's task) re-derives it.
+- `Recorder` appends each scored attempt to results.jsonl with its MAC under the run's
+  secret (flushed and fsynced before it answers) and the transcript to its own file,
+  and hands the driver a small Progress note.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from causal_gym.errors import GenerationError
 from causal_gym.generate.pipeline import generate_task
-from causal_gym.scoring.answer import EpisodeScore, episode_score
-from causal_gym.task import Task
+from causal_gym.scoring.answer import EpisodeScore, score_against
+from causal_gym.task import HiddenTruth
 from causal_gym.wire import TaskWire
 from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
@@ -32,13 +37,12 @@ from orchestrator.run.record_mac import load_secret, sealed_line
 from orchestrator.run.records import (
     Attempt,
     FailureClass,
+    NoResult,
     Progress,
     ScoredEpisode,
     TranscriptLine,
 )
 from orchestrator.run.results import RESULTS_FILE, TRANSCRIPTS_FILE, DurableLog
-
-_CACHE = 32
 
 
 def _checked_key(key_path: str, fingerprint: str) -> Any:
@@ -46,6 +50,13 @@ def _checked_key(key_path: str, fingerprint: str) -> Any:
     if key.fingerprint != fingerprint:
         raise RuntimeError("the head key file does not hold the run's key")
     return key
+
+
+def no_result(failure: FailureClass | None) -> NoResult:
+    """The status of an attempt that brought back no episode."""
+    if failure is FailureClass.GENERATION_ERROR:
+        return "generation_error"
+    return "node_lost" if failure is FailureClass.NODE_LOST else "lost"
 
 
 def _timeout_cause(failure: FailureClass | None, result: EpisodeResult | None) -> Any:
@@ -63,12 +74,55 @@ def record_fields(score: EpisodeScore) -> dict[str, Any]:
     return {**own, "components": extra} if extra else own
 
 
+class Scored(BaseModel):
+    """What a generator hands back for an attempt: the task's public family and tier
+    and the score's public numbers (never the truth they came from)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    family: str
+    tier: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What scoring needs of a task, kept in the generator's memory only."""
+
+    truth: HiddenTruth
+    columns: tuple[str, ...]
+    tier: str
+
+
 class TaskGenerator:
     def __init__(self, key_path: str, fingerprint: str) -> None:
         self.key = _checked_key(key_path, fingerprint)
+        self._kept: dict[str, _Kept] = {}
 
-    def generate(self, task_id: str, handle: str) -> TaskWire:
-        return generate_task(task_id, self.key).public.to_wire(handle)
+    def generate(self, task_id: str, handle: str) -> tuple[str, TaskWire]:
+        """The handle (a small object the driver watches) and the wire (which goes
+        straight to a sandbox actor, never through the driver)."""
+        task = generate_task(task_id, self.key)
+        public = task.public
+        self._kept[task_id] = _Kept(task.hidden, tuple(public.columns), public.tier.value)
+        return handle, public.to_wire(handle)
+
+    def score(self, task_id: str, submission: Any) -> Scored:
+        """The attempt's score against the kept truth, which is then dropped (a retry
+        is generated anew, by whichever generator's turn it is)."""
+        kept = self._kept.pop(task_id, None)
+        if kept is None:
+            try:
+                task = generate_task(task_id, self.key)
+            except GenerationError:
+                return Scored(family=task_id.split(":")[1], tier="unknown", fields=_unscored())
+            kept = _Kept(task.hidden, tuple(task.public.columns), task.public.tier.value)
+        score = EpisodeScore(score_against(kept.truth, kept.columns, submission))
+        return Scored(family=kept.truth.family.value, tier=kept.tier, fields=record_fields(score))
+
+    def kept(self) -> int:
+        """How many truths this generator holds (the attempts in flight it made)."""
+        return len(self._kept)
 
     def ready(self) -> str:
         import ray
@@ -76,17 +130,19 @@ class TaskGenerator:
         return str(ray.get_runtime_context().get_node_id())
 
 
-class Scorer:
+def _unscored() -> dict[str, Any]:
+    return record_fields(EpisodeScore(None))
+
+
+class Recorder:
     def __init__(
         self,
-        key_path: str,
         fingerprint: str,
         out: str,
         run_id: str,
         config_digest: str,
         sandbox: str,
     ) -> None:
-        self.key = _checked_key(key_path, fingerprint)
         self.fingerprint = fingerprint
         self.run_id, self.config_digest, self.sandbox = run_id, config_digest, sandbox
         secret = load_secret(Path(out))
@@ -95,34 +151,15 @@ class Scorer:
         self._secret = secret
         self.results = DurableLog(Path(out) / RESULTS_FILE)
         self.transcripts = DurableLog(Path(out) / TRANSCRIPTS_FILE, sync=False)
-        self._tasks: OrderedDict[str, Task] = OrderedDict()
 
-    def _task(self, task_id: str) -> Task | None:
-        """The task, re-derived (or cached); None when it cannot be generated."""
-        task = self._tasks.pop(task_id, None)
-        if task is None:
-            try:
-                task = generate_task(task_id, self.key)
-            except GenerationError:
-                return None
-        self._tasks[task_id] = task
-        while len(self._tasks) > _CACHE:
-            self._tasks.popitem(last=False)
-        return task
-
-    def record(self, attempt: Attempt) -> Progress:
-        """Score one finished attempt and make it durable; then report progress."""
+    def record(self, attempt: Attempt, scored: Scored | None) -> Progress:
+        """Make one scored attempt durable, then report progress (`scored` is None
+        when the task could not be generated: it has no tier and no score)."""
         task_id, result, failure_class = attempt.task_id, attempt.result, attempt.failure_class
-        task = self._task(task_id)
-        score = episode_score(task, result.submission) if task and result else EpisodeScore(None)
+        if scored is None:
+            scored = Scored(family=task_id.split(":")[1], tier="unknown", fields=_unscored())
         how: dict[str, Any] = result.stats() if result is not None else {}
-        status: EpisodeStatus | Literal["lost", "generation_error"] = (
-            result.status
-            if result
-            else "generation_error"
-            if failure_class is FailureClass.GENERATION_ERROR
-            else "lost"
-        )
+        status: EpisodeStatus | NoResult = result.status if result else no_result(failure_class)
         message = attempt.message
         text, length = cap_with_length(
             message if message is not None else (result.message if result else None)
@@ -131,8 +168,8 @@ class Scorer:
             run_id=self.run_id,
             config_digest=self.config_digest,
             task_id=task_id,
-            family=task.public.family.value if task else task_id.split(":")[1],
-            tier=task.public.tier.value if task else "unknown",
+            family=scored.family,
+            tier=scored.tier,
             attempt=attempt.attempt,
             final=not attempt.retried,
             key_fingerprint=self.fingerprint,
@@ -144,7 +181,7 @@ class Scorer:
             timeout_cause=_timeout_cause(failure_class, result),
             message=text,
             message_chars=length,
-            **record_fields(score),
+            **scored.fields,
             **how,
             overhead_s=attempt.overhead_s,
             finished_at=time.time(),

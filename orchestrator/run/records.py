@@ -28,6 +28,8 @@ from orchestrator.agents.types import (
     EpisodeStatus,
 )
 
+#: The status of an attempt that brought back no episode (its failure class says why).
+NoResult = Literal["lost", "generation_error", "node_lost"]
 #: 2: a MAC per line, the config digest, capped messages with their length.
 RECORD_VERSION = 2
 _MAX_SECONDS = MAX_EPISODE_SECONDS
@@ -43,6 +45,9 @@ class FailureClass(StrEnum):
     MODEL_TRANSIENT = "model_transient"  # the server kept failing (5xx, 429, network)
     NO_SUBMISSION = "no_submission"
     LOST = "lost"  # the sandbox actor died with the episode in flight
+    #: The node the sandbox actor ran on died or stopped answering (a preempted or
+    #: stopped worker, an OOM-killed raylet, a network partition): not the episode's doing.
+    NODE_LOST = "node_lost"
     GENERATION_ERROR = "generation_error"
 
 
@@ -66,7 +71,7 @@ class ScoredEpisode(Sealed, EpisodeStats):
     key_fingerprint: str
     sandbox: str
     agent: str
-    status: EpisodeStatus | Literal["lost", "generation_error"]
+    status: EpisodeStatus | NoResult
     failure_class: FailureClass | None
     retryable: bool
     #: For a timeout: "agent" (its own turns or tools used the budget; final) or

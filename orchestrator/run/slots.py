@@ -114,10 +114,11 @@ class RetryPolicy:
         used = self.used.setdefault(key, {})
         if used.get(failure.value, 0) >= self.budgets.budget(failure.value):
             return False
-        if self.total >= self.cap:
+        capped = failure is not FailureClass.NODE_LOST  # the cluster's failure, not the run's
+        if capped and self.total >= self.cap:
             return False
         used[failure.value] = used.get(failure.value, 0) + 1
-        self.total += 1
+        self.total += capped
         return True
 
     def forget(self, key: str) -> None:

@@ -1,6 +1,8 @@
-"""A real two-node Ray cluster on this machine: a head that advertises the head
-resource and a second node that joins it without. Both are `ray start --block`
-processes in their own sessions; stopping them kills their process groups by pid."""
+"""A real Ray cluster on this machine: a head that advertises the head resource and
+worker nodes that join it without. Each node is a `ray start --block` process in its
+own session; stopping them kills their process groups by pid. A worker node can be
+lost (SIGKILL of its raylet) or paused (SIGSTOP of its raylet, then SIGCONT), the
+faults of a preempted or unresponsive machine."""
 
 from __future__ import annotations
 
@@ -64,6 +66,39 @@ class RayCluster:
             time.sleep(2)
         raise TimeoutError(f"the Ray cluster did not reach {count} nodes")
 
+    def raylet(self, node_id: str) -> int:
+        """The pid of the node's raylet (its command line names the node id)."""
+        needle = f"--node_id={node_id}".encode()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0].endswith(b"/raylet") and needle in argv:
+                return int(entry)
+        raise LookupError(f"no raylet of node {node_id} is running")
+
+    def node_processes(self, node_id: str) -> list[int]:
+        """Every live process of the node's `ray start` session."""
+        raylet = self.raylet(node_id)
+        session = session_of(raylet)
+        return [p for p in process_environments() if session_of(p) == session]
+
+    def kill_node(self, node_id: str) -> int:
+        """The node lost: SIGKILL of its raylet (its workers see it go and exit).
+        Returns the session id, so a test can check that nothing of it is left."""
+        raylet = self.raylet(node_id)
+        session = session_of(raylet)
+        os.kill(raylet, signal.SIGKILL)
+        assert session is not None
+        return session
+
+    def workers(self) -> list[str]:
+        """The live worker nodes' ids (no head resource)."""
+        return [str(n["id"]) for n in self.nodes() if not n["resources"].get(HEAD_RESOURCE)]
+
     def stop(self) -> None:
         """SIGTERM each node's session, then SIGKILL whatever of it is left (Ray drains
         for up to 30 s on SIGTERM; tests need not wait for that)."""
@@ -85,14 +120,31 @@ class RayCluster:
             proc.wait(timeout=30)
 
 
+#: Ray's GCS declares a silent node dead after about five failed health checks of up to
+#: ten seconds each; the fault tests make that about five seconds (the product keeps
+#: Ray's defaults: docs/pages/runs.md says what they mean for a run).
+QUICK_HEALTH_CHECKS = {
+    "RAY_health_check_initial_delay_ms": "1000",
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+}
+
+
 def start_cluster(
-    head_resource: bool = True, head_cpus: int = 0, worker_cpus: int = 2
+    head_resource: bool = True,
+    head_cpus: int = 0,
+    worker_cpus: int = 2,
+    workers: int = 1,
+    quick_health_checks: bool = False,
 ) -> RayCluster:
     """A head (with `head_cpus`: 0 keeps sandbox actors off it) and, unless
-    `worker_cpus` is 0, a second node that joins it without the head resource."""
+    `worker_cpus` is 0, `workers` nodes that join it without the head resource."""
     ensure_auth_token()  # parallel tests on a fresh machine must not race to write it
     env = {k: v for k, v in os.environ.items() if k not in ("CAUSAL_GYM_KEY", "RAY_ADDRESS")}
     env["RAY_AUTH_MODE"] = "token"  # as the README's cluster section does
+    if quick_health_checks:
+        env.update(QUICK_HEALTH_CHECKS)
     cluster = RayCluster(free_port(), env)
     head = [
         "--head",
@@ -106,8 +158,9 @@ def start_cluster(
         cluster.start_node(*head)
         cluster.wait_for(1)
         if worker_cpus:
-            cluster.start_node(f"--address={cluster.address}", f"--num-cpus={worker_cpus}")
-            cluster.wait_for(2)
+            for count in range(2, workers + 2):
+                cluster.start_node(f"--address={cluster.address}", f"--num-cpus={worker_cpus}")
+                cluster.wait_for(count)
     except BaseException:
         cluster.stop()  # nothing this helper starts may outlive a failed start
         raise
