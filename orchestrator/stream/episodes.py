@@ -28,6 +28,7 @@ from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatu
 from orchestrator.errors import StreamError
 from orchestrator.run.config import Retries
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
+from orchestrator.run.nodes import NodeWatch
 from orchestrator.run.records import FailureClass
 from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 from orchestrator.stream.handout import Handout
@@ -120,7 +121,8 @@ class EpisodeMode:
         #: A stream runs forever, so the cap over everything is per episode: each one
         #: may be retried as its class allows (lost actors three times, ...).
         self.retries = RetryPolicy(Retries(), cap=10**12)
-        self.lost = self.retried = 0
+        self.lost = self.retried = self.nodes_lost = self.started = 0
+        self.nodes: NodeWatch | None = None
         self._running = 0
         self._buffer: deque[Rollout] = deque()
         self._arrived = asyncio.Event()
@@ -135,7 +137,14 @@ class EpisodeMode:
         if self._slots is None:
             count = math.ceil(self.concurrency / self.per_actor)
             cls = actor_class(self.cpus * self.per_actor, self.per_actor)
-            self._slots = ActorSlots(lambda: cls.remote(self._spec()), count, self.per_actor)
+            nodes = self.nodes = NodeWatch()
+
+            def make() -> Any:
+                actor = cls.remote(self._spec())
+                nodes.place(actor)
+                return actor
+
+            self._slots = ActorSlots(make, count, self.per_actor)
         if self._producer is None:
             self._producer = asyncio.get_running_loop().create_task(self._produce())
         return settings.bound
@@ -190,6 +199,7 @@ class EpisodeMode:
                 self._slots.give_back(slot)
                 raise
             wire = TaskWire.model_validate_json(made.line)
+            self.started += 1  # from here it ends buffered (then delivered or stale)
             attempts = 1
             result, failure = await self._run(slot, wire)
             while self.retries.allow(wire.handle, failure, result):
@@ -200,7 +210,8 @@ class EpisodeMode:
             score: StreamScore = await self.handout.score(
                 EPISODES, wire.handle, result.submission if result.submission else ""
             )
-            status = FailureClass.LOST.value if failure is FailureClass.LOST else None
+            lost = failure in (FailureClass.LOST, FailureClass.NODE_LOST)
+            status = failure.value if lost and failure is not None else None
             self._buffer.append(_rollout(wire, version, result, score, attempts, status))
             self._arrived.set()
         finally:
@@ -229,9 +240,14 @@ class EpisodeMode:
             return result, classify(result)
         except ray.exceptions.RayActorError as exc:
             self.lost += 1
+            node = self.nodes.lost(slot.actor, exc) if self.nodes is not None else None
             self._slots.replace(slot)
-            failure = FailureClass.LOST
-            message = f"the sandbox actor died: {str(exc).splitlines()[0][:300]}"
+            if node is not None:
+                self.nodes_lost += 1
+                failure, message = FailureClass.NODE_LOST, f"its node was lost: {node}"
+            else:
+                failure = FailureClass.LOST
+                message = f"the sandbox actor died: {str(exc).splitlines()[0][:300]}"
         except TimeoutError:
             self._slots.replace(slot)
             failure, cause = FailureClass.TIMEOUT, "runner"  # the runner held the time

@@ -98,6 +98,8 @@ class StreamService:
             episodes_stale=episodes.stale,
             episodes_retried=episodes.retried,
             episodes_actors_lost=episodes.lost,
+            episodes_started=episodes.started,
+            episodes_nodes_lost=episodes.nodes_lost,
             episode_bound=settings.bound if settings else 0,
             policy_version=settings.policy_version if settings else 0,
             producing=settings is not None,

@@ -21,7 +21,9 @@ from orchestrator.agents.types import EpisodeStats
 
 #: 1.2.0: scores and rollouts carry `reward_version` (additive). 1.3.0: rollouts carry
 #: every episode stat (invalid_attempts, model_retries, usage) and `attempts` (additive).
-API_VERSION = "1.3.0"
+#: 1.4.0: stats count rollouts begun and attempts whose node was lost; a rollout whose
+#: retries ran out on lost nodes has the status `node_lost` (additive).
+API_VERSION = "1.4.0"
 #: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
 #: Most handles one task may be handed out under (a GRPO group's answers to it).
@@ -86,7 +88,9 @@ class Rollout(EpisodeStats):
     """One scored episode for a policy-gradient trainer: its numbers (the episode
     stats every record of an episode carries) and what a trainer needs. 1.3.0 adds
     invalid_attempts, model_retries and usage, and `attempts` (a rollout whose actor
-    was lost is run again; this is how many runs it took)."""
+    was lost is run again; this is how many runs it took). Its status is the episode's
+    (`submitted`, `timeout`, ...), or `lost` / `node_lost` when every run of it lost
+    its actor or its node."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -173,6 +177,11 @@ class StreamStats(_Wire):
     #: sandbox actors that died under an episode (each replaced).
     episodes_retried: int = 0
     episodes_actors_lost: int = 0
+    #: Rollouts begun (1.4.0): each is running, buffered, delivered or stale, so
+    #: started = running + buffered + delivered + stale at every moment; and of the
+    #: attempts, those whose node was lost (each run again or reported as `node_lost`).
+    episodes_started: int = 0
+    episodes_nodes_lost: int = 0
     episode_bound: int
     policy_version: int
     producing: bool

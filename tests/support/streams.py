@@ -16,8 +16,10 @@ from typing import Any
 RUN = str(Path(sys.executable).with_name("causal-gym-run"))
 
 
-def stream_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "CAUSAL_GYM_KEY"}
+def stream_cli(
+    *args: str, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in (env or os.environ).items() if k != "CAUSAL_GYM_KEY"}
     return subprocess.run(
         [RUN, "stream", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
@@ -74,8 +76,14 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_stream(name: str, state_dir: Path, *options: str) -> Stream:
-    started = stream_cli("start", name, "--state-dir", str(state_dir), "--port", "0", *options)
+def start_stream(
+    name: str, state_dir: Path, *options: str, env: dict[str, str] | None = None
+) -> Stream:
+    """A stream on its own embedded Ray, or on a cluster (`--address` in `options`, and
+    the cluster's environment in `env`)."""
+    started = stream_cli(
+        "start", name, "--state-dir", str(state_dir), "--port", "0", *options, env=env
+    )
     assert started.returncode == 0, started.stderr
     info = json.loads(started.stdout)
     return Stream(name, state_dir, info["url"], info["pid"], info["key_fingerprint"])
