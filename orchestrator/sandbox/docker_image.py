@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import tarfile
+from pathlib import Path
 
 import docker
 import docker.errors
@@ -22,19 +23,8 @@ from orchestrator.sandbox.toolchain import ensure_wheelhouse, pins_digest
 AGENT_UID = 1000
 LABEL = "causal-gym.sandbox"
 DEFAULT_IMAGE = "python:3.11-slim"
-_DOCKERFILE = """FROM {base}
-COPY wheels /tmp/causal-gym-wheels
-RUN python3 -m venv /opt/analyst \\
- && /opt/analyst/bin/pip install --quiet --no-index --find-links /tmp/causal-gym-wheels \\
-      --requirement /tmp/causal-gym-wheels/requirements.txt \\
- && /opt/analyst/bin/python -c "import numpy, pandas, scipy, statsmodels, sklearn" \\
- && rm -rf /tmp/causal-gym-wheels \\
- && mkdir -p /workspace && chown {uid}:{uid} /workspace
-ENV PATH=/opt/analyst/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \\
-    HOME=/workspace LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 MPLBACKEND=Agg \\
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-WORKDIR /workspace
-"""
+#: The image's recipe, a real Dockerfile (BASE and AGENT_UID are its build arguments).
+DOCKERFILE = Path(__file__).with_name("analyst.Dockerfile")
 DOCKER_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException)
 
 
@@ -68,7 +58,9 @@ def _ensure_base(client: docker.DockerClient, base: str) -> None:
 
 def analyst_image(client: docker.DockerClient, base: str) -> str:
     """`base` plus the pinned analyst venv at /opt/analyst, built once and reused."""
-    tag = f"causal-gym-analyst:{pins_digest()}-{hashlib.sha256(base.encode()).hexdigest()[:8]}"
+    recipe = DOCKERFILE.read_bytes()
+    digest = hashlib.sha256(base.encode() + b"\0" + recipe).hexdigest()[:8]
+    tag = f"causal-gym-analyst:{pins_digest()}-{digest}"
     try:
         client.images.get(tag)
         return tag
@@ -78,10 +70,9 @@ def analyst_image(client: docker.DockerClient, base: str) -> str:
     wheels = ensure_wheelhouse()
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
-        dockerfile = _DOCKERFILE.format(base=base, uid=AGENT_UID).encode()
         info = tarfile.TarInfo("Dockerfile")
-        info.size = len(dockerfile)
-        tar.addfile(info, io.BytesIO(dockerfile))
+        info.size = len(recipe)
+        tar.addfile(info, io.BytesIO(recipe))
         tar.add(str(wheels), arcname="wheels")
     context.seek(0)
     try:
@@ -92,6 +83,7 @@ def analyst_image(client: docker.DockerClient, base: str) -> str:
             rm=True,
             forcerm=True,
             network_mode="none",
+            buildargs={"BASE": base, "AGENT_UID": str(AGENT_UID)},
             labels={LABEL: "image"},
         )
     except docker.errors.BuildError as exc:
