@@ -68,7 +68,7 @@ class NodeWatch:
         if node is not None and node not in self._alive_nodes(fresh=True):
             return f"node {short} died"
         if node is None and "node" in str(error).lower() and "died" in str(error).lower():
-            return "its node died"
+            return f"node {short} died"  # it died before saying where it ran
         return None
 
     def _alive_nodes(self, fresh: bool = False) -> set[str]:

@@ -194,7 +194,7 @@ class EpisodeMode:
         version = self.settings.policy_version
         try:
             try:
-                [made] = [m async for m in self.handout.pull(EPISODES, 1)]
+                [made] = [m async for m in self.handout.pull(EPISODES, 1, held=True)]
             except BaseException:
                 self._slots.give_back(slot)
                 raise

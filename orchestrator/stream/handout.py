@@ -93,6 +93,9 @@ class Handout:
         self._make, self._score, self._forget, self._extend = make, score, forget, extend
         self._ready: deque[Made] = deque()
         self._issued: OrderedDict[str, _Issued] = OrderedDict()
+        #: Handles held until scored, never expired: episode mode's, which it always
+        #: scores (a failed episode as an empty submission), however long retries take.
+        self._held: dict[str, _Issued] = {}
         self._busy = [False] * workers
         self._gone: set[int] = set()
         #: Why no task can come any more (every worker gone), once that is so.
@@ -176,16 +179,18 @@ class Handout:
                 f"{self.limits.per_consumer_outstanding}: score (or let expire) some first",
                 "too_many",
             )
-        if len(self._issued) + n > self.limits.max_outstanding:
+        if self.outstanding + n > self.limits.max_outstanding:
             raise StreamError(
-                f"the stream has {len(self._issued)} handles outstanding of at most "
+                f"the stream has {self.outstanding} handles outstanding of at most "
                 f"{self.limits.max_outstanding}: try again later",
                 "too_many",
             )
 
-    async def pull(self, consumer: str, n: int, group: int = 1) -> AsyncIterator[Made]:
+    async def pull(
+        self, consumer: str, n: int, group: int = 1, held: bool = False
+    ) -> AsyncIterator[Made]:
         """`n` tasks for `consumer`, each yielded as soon as it is ready, each under
-        `group` handles."""
+        `group` handles (`held`: kept until scored instead of expiring after the TTL)."""
         self.check_room(consumer, n * group)
         self._used = True
         self._waiting += n
@@ -202,7 +207,7 @@ class Handout:
                     wire = await self._grouped(wire, group)
                 left -= 1
                 self._waiting -= 1
-                self._issue(consumer, wire)
+                self._issue(consumer, wire, held)
                 try:
                     yield wire
                 except BaseException:  # the consumer went away: not delivered after all
@@ -222,10 +227,11 @@ class Handout:
             raise
         return Made(wire.handle, wire.line, more)
 
-    def _issue(self, consumer: str, wire: Made) -> None:
+    def _issue(self, consumer: str, wire: Made, held: bool = False) -> None:
         expires = time.monotonic() + self.limits.handle_ttl_s
+        book: dict[str, _Issued] = self._held if held else self._issued
         for handle in wire.handles:
-            self._issued[handle] = _Issued(consumer, worker_of(handle), expires)
+            book[handle] = _Issued(consumer, worker_of(handle), expires)
         counts = self.counts(consumer)
         counts.delivered += 1
         counts.outstanding += len(wire.handles)
@@ -234,10 +240,11 @@ class Handout:
     def _unissue(self, consumer: str, wire: Made) -> None:
         """Take back a task the consumer did not get: its first handle goes back to
         the ready pool, a group's other handles are forgotten."""
-        if self._issued.pop(wire.handle, None) is None:
+        book: dict[str, _Issued] = self._held if wire.handle in self._held else self._issued
+        if book.pop(wire.handle, None) is None:
             return
         for extra in wire.more:
-            self._issued.pop(extra, None)
+            book.pop(extra, None)
         counts = self.counts(consumer)
         counts.delivered -= 1
         counts.outstanding -= len(wire.handles)
@@ -252,13 +259,14 @@ class Handout:
 
     async def score(self, consumer: str, handle: str, submission: Any) -> StreamScore:
         self.expire()
-        issued = self._issued.get(handle)
+        book: dict[str, _Issued] = self._held if handle in self._held else self._issued
+        issued = book.get(handle)
         if issued is None or issued.consumer != consumer:
             raise StreamError(
                 "unknown handle: not issued to this consumer, already scored, or expired",
                 "not_found",
             )
-        del self._issued[handle]
+        del book[handle]
         counts = self.counts(consumer)
         counts.outstanding -= 1
         result = await self._score(issued.worker, handle, submission)
@@ -313,4 +321,4 @@ class Handout:
 
     @property
     def outstanding(self) -> int:
-        return len(self._issued)
+        return len(self._issued) + len(self._held)
