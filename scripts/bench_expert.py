@@ -9,7 +9,7 @@ asks the bound, generate/solvability.py.) A linear (non-expert) train task of th
 same family is generated in the same loop, so "expert / linear" is a ratio measured
 in this run, whatever the machine's speed.
 
-    .venv/bin/python scripts/bench_expert.py [--per-family 50]
+    .venv/bin/python scripts/bench_expert.py [--per-family 50] [--json docs/benchmarks/expert.json]
 """
 
 from __future__ import annotations
@@ -18,11 +18,15 @@ import argparse
 import itertools
 import os
 import statistics
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"  # before numpy loads
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 from rich.console import Console  # noqa: E402
@@ -35,8 +39,9 @@ from causal_gym.generate.pipeline import draw_scm  # noqa: E402
 from causal_gym.plan.draw import plan_task  # noqa: E402
 from causal_gym.plan.tiers import Tier  # noqa: E402
 from causal_gym.rng_keys.derive import derive_streams  # noqa: E402
-from causal_gym.scm.nonlinear import centered  # noqa: E402
+from causal_gym.scm.expectations import centered  # noqa: E402
 from causal_gym.task_id import EXPERT_FAMILIES, TaskId  # noqa: E402
+from scripts.bench_results import write_result  # noqa: E402
 
 BUDGET_S = 0.25
 
@@ -69,6 +74,9 @@ def linear_ids(family: str, key) -> Iterator[str]:  # type: ignore[no-untyped-de
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=50)
+    parser.add_argument(
+        "--json", type=Path, help="write the numbers here (scripts/bench_results.py)"
+    )
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -89,6 +97,7 @@ def main() -> None:
         "expert / linear",
     ):
         table.add_column(col, justify="right")
+    numbers = {}
     with Progress(console=console) as progress:
         for family in EXPERT_FAMILIES:
             job = progress.add_task(family, total=args.per_family)
@@ -118,8 +127,22 @@ def main() -> None:
                 f"{statistics.mean(linear):.3f}",
                 f"{statistics.mean(totals) / statistics.mean(linear):.1f}x",
             )
+            numbers[family] = {
+                "tasks": len(totals),
+                "mean_s": statistics.mean(totals),
+                "p50_s": float(cuts[0]),
+                "p95_s": float(cuts[1]),
+                "max_s": max(totals),
+                "over_budget": sum(t > BUDGET_S for t in totals),
+                "term_means_s": means[0],
+                "anchor_mc_s": means[1],
+                "linear_s": statistics.mean(linear),
+            }
     console.print(table)
     console.print(f"budget: {BUDGET_S} s of CPU per expert task")
+    if args.json:
+        parameters = {"per_family": args.per_family, "budget_s": BUDGET_S}
+        write_result(args.json, "expert", parameters, {"families": numbers})
 
 
 if __name__ == "__main__":

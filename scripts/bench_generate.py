@@ -7,13 +7,18 @@ solvability on the staged bytes). A second, stricter baseline writes the same
 frame with the generator's own fixed-format writer (pandas' float_format path is
 slow, which flatters the first ratio). All are timed in this run, interleaved task
 by task, so machine noise hits them alike. Target: full / baseline <= 2.
+
+    .venv/bin/python scripts/bench_generate.py [--per-family 300] [--namespace train]
+        [--json docs/benchmarks/generate.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,8 +26,12 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from causal_gym import generate_task, resolve_key
-from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, FAMILIES
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from causal_gym import generate_task, resolve_key  # noqa: E402
+from causal_gym.task_id import EVAL_V1_FAMILIES, EVAL_V2_FAMILIES, FAMILIES  # noqa: E402
+from scripts.bench_results import write_result  # noqa: E402
 
 
 def bare_baseline(n_rows: int, n_columns: int, seed: int) -> bytes:
@@ -43,6 +52,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-family", type=int, default=300)
     parser.add_argument("--namespace", default="train", choices=("train", "eval-v1", "eval-v2"))
+    parser.add_argument(
+        "--json", type=Path, help="write the numbers here (scripts/bench_results.py)"
+    )
     args = parser.parse_args()
     key = resolve_key(environ={})
     families = {"eval-v1": EVAL_V1_FAMILIES, "eval-v2": EVAL_V2_FAMILIES}.get(
@@ -113,6 +125,24 @@ def main() -> None:
         f"({verdict} the 2x target); {total_full / total_own:.2f}x a baseline written "
         "with the generator's own CSV writer"
     )
+    if args.json:
+        write_result(
+            args.json,
+            "generate",
+            {"per_family": args.per_family, "namespace": args.namespace},
+            {
+                "families": {
+                    family: {
+                        "tasks": n,
+                        "full_s": full_s,
+                        "baseline_s": base_s,
+                        "own_writer_s": own_s,
+                        "mean_attempts": mean_attempts,
+                    }
+                    for family, n, full_s, base_s, own_s, mean_attempts in rows
+                }
+            },
+        )
 
 
 if __name__ == "__main__":

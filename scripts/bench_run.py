@@ -3,6 +3,10 @@
     .venv/bin/python scripts/bench_run.py throughput [-n 500]   # eval-v1, reference agent
     .venv/bin/python scripts/bench_run.py versus-vf  [-n 40]    # same tasks, same server, vf-eval
     .venv/bin/python scripts/bench_run.py scale [--concurrency 1000] [--turn-s 10] [--turns 12]
+        [--nodes 3]   # a head and two `ray start` worker nodes on this machine
+
+Each takes `--json PATH` to write its numbers (scripts/bench_results.py); the docs'
+table reads docs/benchmarks/run_throughput.json, run_versus_vf.json and run_scale.json.
 
 throughput: episodes per second; the runner's overhead per episode (dispatch to result
 at the driver, minus the episode's own wall time); parallel efficiency, n episodes x
@@ -17,7 +21,11 @@ Target: causal-gym-run at least 3x faster.
 
 scale: concurrency-many simulated model-bound episodes at once (each turn waits
 `turn_s`, the model's latency); throughput against the ideal, concurrency / episode
-time. Target: at least 0.9.
+time, from the first start to the last end and over the stretch in which every slot
+was busy (scripts/scale_measures.py); dispatch overhead; the head's memory, as RSS of
+the driver and the head actors and as PSS of every process on the head node. Targets
+(10,000 in flight on three nodes): at least 0.9, overhead p50 under 20 ms, head RSS
+under 2 GB.
 """
 
 from __future__ import annotations
@@ -42,9 +50,10 @@ from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
 from orchestrator.run.config import load_config  # noqa: E402
 from orchestrator.run.read_back import read_records  # noqa: E402
 from orchestrator.run.session import execute  # noqa: E402
+from scripts.bench_results import write_result  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
-HEAD_TITLES = (b"ray::TaskGenerator", b"ray::Scorer")
+HEAD_TITLES = (b"ray::TaskGenerator", b"ray::Recorder")
 
 
 def rss_mb(pid: int) -> float:
@@ -141,31 +150,65 @@ def throughput(n: int, concurrency: int, calibration: int) -> dict[str, Any]:
     return result
 
 
-def scale(concurrency: int, turn_s: float, turns: int, rounds: int) -> dict[str, Any]:
+EPISODES_PER_ACTOR = 250  # scale: the episodes one sandbox actor runs at once
+
+
+def scale(
+    concurrency: int,
+    turn_s: float,
+    turns: int,
+    rounds: int,
+    nodes: int = 1,
+    generators: int = 2,
+    per_actor: int = EPISODES_PER_ACTOR,
+) -> dict[str, Any]:
+    """`nodes` 1: the embedded Ray; 3: a real cluster on this machine, a head with the
+    head resource and no CPUs and two `ray start` worker nodes (the sandbox actors all
+    land on those), started and stopped here."""
+    from scripts.scale_measures import HeadSampler, steady_window
+    from tests.support.ray_cluster import session_of, start_cluster
+
     n = concurrency * rounds
-    per_actor = 250
-    elapsed, out, rss = run_in_process(
-        {
-            "split": "train",
-            "n": n,
-            "agent": f"simulated:{turn_s:g}:{turns}",
-            "concurrency": concurrency,
-            "episodes_per_actor": per_actor,
-            "cpus_per_episode": 0.001,
-            "generators": 2,
-            "episode_timeout_s": turn_s * turns * 3,
-        }
-    )
-    records = [r for r in read_records(out) if r.final]
+    overrides: dict[str, Any] = {
+        "split": "train",
+        "n": n,
+        "agent": f"simulated:{turn_s:g}:{turns}",
+        "concurrency": concurrency,
+        "episodes_per_actor": per_actor,
+        "cpus_per_episode": 0.001,
+        "generators": generators,
+        "episode_timeout_s": turn_s * turns * 3,
+    }
+    cluster = None
+    if nodes > 1:
+        actors_cpus = concurrency * 0.001 + per_actor * 0.001  # a spare actor's worth
+        worker_cpus = max(2, int(actors_cpus / (nodes - 1)) + 2)
+        cluster = start_cluster(worker_cpus=worker_cpus, workers=nodes - 1)
+        os.environ.update({"RAY_AUTH_MODE": "token"})
+        overrides["address"] = cluster.address
+    try:
+        head_session = session_of(cluster.procs[0].pid) if cluster else None
+        with HeadSampler(head_session) as head:
+            elapsed, out, rss = run_in_process(overrides)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    found = list(read_records(out))
+    records = [r for r in found if r.final]
     episode_s = sum(r.wall_s for r in records) / len(records)
     ideal = concurrency / episode_s
     # the dispatch window: first episode's start to the last one's end (Ray's start-up
     # and the report are not dispatching; the end-to-end figure includes them)
     window = max(r.finished_at for r in records) - min(r.finished_at - r.wall_s for r in records)
     actual = len(records) / window
+    steady = steady_window(found, concurrency)
+    overheads = sorted(r.overhead_s for r in records)
     result = {
         "episodes": len(records),
+        "attempts": len(found),
         "concurrency": concurrency,
+        "nodes": nodes,
+        "generators": generators,
         "mean_episode_s": episode_s,
         "window_s": window,
         "elapsed_s": elapsed,
@@ -173,15 +216,25 @@ def scale(concurrency: int, turn_s: float, turns: int, rounds: int) -> dict[str,
         "ideal_per_s": ideal,
         "ratio": actual / ideal,
         "ratio_end_to_end": len(records) / elapsed / ideal,
-        "overhead_p50_ms": 1000 * sorted(r.overhead_s for r in records)[len(records) // 2],
+        "steady_window_s": steady.seconds,
+        "steady_episodes": steady.finished,
+        "steady_throughput_per_s": steady.rate,
+        "steady_ratio": steady.rate / ideal,
+        "overhead_p50_ms": 1000 * overheads[len(overheads) // 2],
+        "overhead_p90_ms": 1000 * overheads[int(len(overheads) * 0.9)],
         "head_rss_mb": rss,
+        "head_actors_rss_mb": head.peak_rss_mb,
+        "head_node_pss_mb": head.peak_pss_mb,
         "submitted": sum(r.submitted for r in records),
     }
     print(json.dumps(result, indent=2))
     print(
-        f"{concurrency} concurrent episodes: {actual:.2f} episodes/s against an ideal of "
-        f"{ideal:.2f} ({actual / ideal:.3f}, target >= 0.9; {result['ratio_end_to_end']:.3f} "
-        f"with Ray's start-up and the report); head RSS {rss:.0f} MB"
+        f"{concurrency} concurrent episodes on {nodes} node(s): {actual:.2f} episodes/s "
+        f"against an ideal of {ideal:.2f} ({actual / ideal:.3f} first start to last end; "
+        f"{steady.rate / ideal:.3f} over the {steady.seconds:.0f} s every slot was busy, "
+        f"target >= 0.9); dispatch overhead p50 {result['overhead_p50_ms']:.1f} ms "
+        f"(target < 20); head RSS (driver + head actors) {rss:.0f} MB (target < 2048), "
+        f"head node PSS {head.peak_pss_mb:.0f} MB"
     )
     return result
 
@@ -242,25 +295,45 @@ def versus_vf(n: int, concurrency: int) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="which", required=True)
+    json_help = "write the numbers here (scripts/bench_results.py)"
     one = sub.add_parser("throughput")
+    one.add_argument("--json", type=Path, help=json_help)
     one.add_argument("-n", type=int, default=500)
     one.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     one.add_argument("--calibration", type=int, default=10, help="serial tasks per family")
     two = sub.add_parser("versus-vf")
+    two.add_argument("--json", type=Path, help=json_help)
     two.add_argument("-n", type=int, default=40)
     two.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
     three = sub.add_parser("scale")
+    three.add_argument("--json", type=Path, help=json_help)
     three.add_argument("--concurrency", type=int, default=1000)
     three.add_argument("--turn-s", type=float, default=10.0)
     three.add_argument("--turns", type=int, default=12)
     three.add_argument("--rounds", type=int, default=3)
+    three.add_argument("--nodes", type=int, default=1, help="1: embedded Ray; 3: head + 2 workers")
+    three.add_argument("--generators", type=int, default=2)
+    three.add_argument("--episodes-per-actor", type=int, default=EPISODES_PER_ACTOR)
     args = parser.parse_args()
+    parameters: dict[str, Any]
     if args.which == "throughput":
-        throughput(args.n, args.concurrency, args.calibration)
+        result = throughput(args.n, args.concurrency, args.calibration)
+        parameters = {"n": args.n, "concurrency": args.concurrency,
+                      "calibration": args.calibration}  # fmt: skip
     elif args.which == "versus-vf":
-        versus_vf(args.n, args.concurrency)
+        result = versus_vf(args.n, args.concurrency)
+        parameters = {"n": args.n, "concurrency": args.concurrency}
     else:
-        scale(args.concurrency, args.turn_s, args.turns, args.rounds)
+        result = scale(
+            args.concurrency, args.turn_s, args.turns, args.rounds, args.nodes,
+            args.generators, args.episodes_per_actor,
+        )  # fmt: skip
+        parameters = {"concurrency": args.concurrency, "turn_s": args.turn_s,
+                      "turns": args.turns, "rounds": args.rounds, "nodes": args.nodes,
+                      "generators": args.generators,
+                      "episodes_per_actor": args.episodes_per_actor}  # fmt: skip
+    if args.json:
+        write_result(args.json, f"run-{args.which}", parameters, result)
     return 0
 
 

@@ -4,23 +4,32 @@ For each backend, the median over N runs of open (stage the two task files) +
 exec(`python -c pass`) + close, printed beside the bare host `python -c pass` time
 measured in the same run (interleaved, so machine noise hits all alike). Toolchains
 and images are built before timing starts.
+
+    .venv/bin/python scripts/bench_sandbox.py [--runs 50] [--backends local docker]
+        [--image IMAGE] [--json docs/benchmarks/sandbox.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-from causal_gym import generate_task, resolve_key
-from orchestrator.errors import OrchestratorError
-from orchestrator.sandbox import SANDBOX_KINDS, SandboxLimits, make_sandbox
+from rich.console import Console  # noqa: E402
+from rich.progress import Progress  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from causal_gym import generate_task, resolve_key  # noqa: E402
+from orchestrator.errors import OrchestratorError  # noqa: E402
+from orchestrator.sandbox import SANDBOX_KINDS, SandboxLimits, make_sandbox  # noqa: E402
+from scripts.bench_results import write_result  # noqa: E402
 
 
 def one_cycle(kind: str, files: dict[str, bytes], image: str | None) -> float:
@@ -47,6 +56,9 @@ def main() -> None:
     parser.add_argument(
         "--image", default=None, help="Docker base image (default python:3.11-slim)"
     )
+    parser.add_argument(
+        "--json", type=Path, help="write the numbers here (scripts/bench_results.py)"
+    )
     args = parser.parse_args()
     console = Console(width=110)
     files = dict(generate_task("eval-v1:ate:0", resolve_key(environ={})).public.files)
@@ -69,6 +81,7 @@ def main() -> None:
     table = Table(title=f"bench_sandbox ({args.runs} runs; open + exec(python -c pass) + close)")
     for col in ("backend", "median ms", "p90 ms", "x bare python -c pass"):
         table.add_column(col, justify="right")
+    numbers = {}
     for kind, values in samples.items():
         ordered = sorted(values)
         p90 = ordered[int(0.9 * (len(ordered) - 1))]
@@ -78,7 +91,12 @@ def main() -> None:
             f"{p90 * 1000:.1f}",
             f"{statistics.median(values) / base:.2f}x",
         )
+        numbers[kind] = {"median_s": statistics.median(values), "p90_s": p90}
     console.print(table)
+    if args.json:
+        parameters = {"runs": args.runs, "backends": backends, "image": args.image,
+                      "root": os.geteuid() == 0}  # fmt: skip
+        write_result(args.json, "sandbox", parameters, {"backends": numbers})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
 """Throughput of a trainer stream over HTTP, against bare generation in the same run.
 
-    .venv/bin/python scripts/bench_stream.py [--tasks 300] [--latency 200]
+    .venv/bin/python scripts/bench_stream.py [--tasks 300] [--latency 200] [--json PATH]
+
+`--json PATH` adds this run to the runs in PATH (a new file if there is none), so the
+docs' table of runs side by side (docs/benchmarks/stream.json) is built one
+invocation at a time (scripts/bench_results.py).
 
 1. bare: generate train tasks of the default mix (ate, adjustment, null_detect with
    their expert share, as `stream start` serves them) in this process, and linear
@@ -44,6 +48,7 @@ import httpx  # noqa: E402
 
 from causal_gym.generate.pipeline import generate_task  # noqa: E402
 from causal_gym.rng_keys.keys import DerivationKey, parse_key_hex  # noqa: E402
+from scripts.bench_results import append_run  # noqa: E402
 from tests.support.streams import Stream, start_stream  # noqa: E402
 
 FAMILIES = ("ate", "adjustment", "null_detect")
@@ -193,6 +198,9 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=300)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--latency", type=int, default=200)
+    parser.add_argument(
+        "--json", type=Path, help="add this run to the runs in this file (bench_results.py)"
+    )
     args = parser.parse_args()
 
     mix_per_cpu = bare(args.tasks, linear_only=False)
@@ -254,6 +262,10 @@ def main() -> int:
         f"score {result['score_p50_ms']:.1f}/{result['score_p99_ms']:.1f} ms behind a make, "
         f"{result['idle_score_p50_ms']:.1f}/{result['idle_score_p99_ms']:.1f} ms alone"
     )
+    if args.json:
+        parameters = {"tasks": args.tasks, "batch": args.batch, "latency": args.latency}
+        runs = append_run(args.json, "stream", parameters, result).results["runs"]
+        print(f"run {len(runs)} of {args.json}")
     return 0
 
 

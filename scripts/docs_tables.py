@@ -10,9 +10,11 @@ A page marks a generated table with two comments around it:
 
 and this script rewrites what stands between them from the table's source (the audit
 reports in causal_gym/, drawn by each audit suite's tables; docs/baselines/*/baselines.json,
-docs/demo/demo.json, docs/audits/*.json, docs/benchmarks/*.json). So a number in a
-table is never typed by hand, and tests/test_docs.py fails when a page's table differs
-from its source.
+docs/demo/demo.json, docs/audits/*.json, and docs/benchmarks/*.json, which each
+scripts/bench_*.py writes with `--json` through scripts/bench_results.py). So a number
+in a table is never typed by hand, and tests/test_docs.py fails when a page's table
+differs from its source. A benchmark file holds raw numbers; its table function here
+chooses the columns, the wording and the precision, and computes the ratios.
 
     .venv/bin/python scripts/docs_tables.py            # rewrite the pages' tables
     .venv/bin/python scripts/docs_tables.py --check    # exit 1 naming every stale table
@@ -28,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this repository's `scripts` (verl installs another)
+
+from scripts.bench_results import BenchResult, read_result  # noqa: E402
+
 PAGES = ROOT / "docs" / "pages"
 MARKER = re.compile(r"(<!-- table: ([a-z0-9-]+) -->\n)(.*?)(<!-- /table -->)", re.DOTALL)
 
@@ -105,6 +111,189 @@ def demo() -> list[str]:
     return rows
 
 
+# --- the benchmarks (docs/benchmarks/*.json, written by scripts/bench_*.py --json) ----
+def _bench(file: str, benchmark: str) -> BenchResult:
+    return read_result(ROOT / "docs" / "benchmarks" / f"{file}.json", benchmark)
+
+
+def _ratio(value: float) -> str:
+    """A ratio to three significant figures (0.89x, 7.87x, 31.5x)."""
+    return f"{value:.2f}x" if value < 10 else f"{value:.1f}x"
+
+
+def bench_generate() -> list[str]:
+    rows = [
+        "| family | full tasks/s | baseline tasks/s | full / baseline | "
+        "full / own-writer baseline |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    families = _bench("generate", "generate").results["families"]
+    keys = ("tasks", "full_s", "baseline_s", "own_writer_s")
+    total = {k: sum(f[k] for f in families.values()) for k in keys}
+    for family, f in [*families.items(), ("all", total)]:
+        rows.append(
+            f"| {family} | {f['tasks'] / f['full_s']:.1f} | {f['tasks'] / f['baseline_s']:.1f} | "
+            f"{f['full_s'] / f['baseline_s']:.2f}x | {f['full_s'] / f['own_writer_s']:.2f}x |"
+        )
+    return rows
+
+
+def bench_expert() -> list[str]:
+    result = _bench("expert", "expert")
+    budget = result.parameters["budget_s"]
+    rows = [
+        f"| family | mean s | p50 s | p95 s | max s | over {budget:g} s | term means s | "
+        "anchor Monte Carlo s | linear task s | expert / linear |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for family, f in result.results["families"].items():
+        seconds = " | ".join(f"{f[k]:.3f}" for k in ("mean_s", "p50_s", "p95_s", "max_s"))
+        rows.append(
+            f"| {family} | {seconds} | {f['over_budget']} of {f['tasks']} | "
+            f"{f['term_means_s']:.3f} | {f['anchor_mc_s']:.3f} | {f['linear_s']:.3f} | "
+            f"{f['mean_s'] / f['linear_s']:.1f}x |"
+        )
+    return rows
+
+
+CLI_LABELS = {"python -c 'import causal_gym'": 'python -c "import causal_gym"'}
+
+
+def bench_cli() -> list[str]:
+    rows = [
+        "| command | median | vs bare `python -c pass` |",
+        "| --- | ---: | ---: |",
+    ]
+    commands = _bench("cli", "cli").results["commands"]
+    bare = commands["python -c pass"]["median_s"]
+    for name, c in commands.items():
+        rows.append(
+            f"| `{CLI_LABELS.get(name, name)}` | {c['median_s'] * 1000:.1f} ms | "
+            f"{_ratio(c['median_s'] / bare)} |"
+        )
+    return rows
+
+
+def bench_sandbox() -> list[str]:
+    result = _bench("sandbox", "sandbox")
+    labels = {
+        "bare": "bare host python",
+        "local": "local (bubblewrap, as root)"
+        if result.parameters["root"]
+        else "local (bubblewrap)",
+    }
+    rows = [
+        "| backend | median | p90 | vs bare `python -c pass` |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    backends = result.results["backends"]
+    bare = backends["bare"]["median_s"]
+    for kind, b in backends.items():
+        rows.append(
+            f"| {labels.get(kind, kind)} | {b['median_s'] * 1000:.1f} ms | "
+            f"{b['p90_s'] * 1000:.1f} ms | {_ratio(b['median_s'] / bare)} |"
+        )
+    return rows
+
+
+def bench_run() -> list[str]:
+    from causal_gym.families.registry import split_counts
+
+    one = _bench("run_throughput", "run-throughput")
+    two = _bench("run_versus_vf", "run-versus-vf")
+    three = _bench("run_scale", "run-scale")
+    t, v, s = one.results, two.results, three.results
+    n = one.parameters["n"]
+    tasks = f"all {n} tasks" if n == sum(split_counts("eval-v1").values()) else f"{n} tasks"
+    efficiency = t["episodes"] * t["episode_alone_s"] / (t["elapsed_s"] * t["cpus"])
+    throughput = (
+        f"{t['episodes']} episodes in {t['elapsed_s']:.0f} s "
+        f"({t['episodes'] / t['elapsed_s']:.2f} episodes/s); runner overhead per episode p50 "
+        f"{t['overhead_p50_ms']:.1f} ms (mean {t['overhead_mean_ms']:.1f} ms); parallel "
+        f"efficiency {efficiency:.3f} ({t['episodes']} x {t['episode_alone_s']:.2f} s for one "
+        f"episode alone, over {t['elapsed_s']:.0f} s x {t['cpus']} CPUs); head RSS "
+        f"(driver + generators + recorder) {t['head_rss_mb']:.0f} MB"
+    )
+    if abs(v["vf_mean_reward"] - v["ours_mean_reward"]) < 1e-9:
+        rewards = f"identical mean reward {v['ours_mean_reward']:.4f}"
+    else:
+        rewards = (
+            f"mean reward {v['vf_mean_reward']:.4f} (vf-eval) and "
+            f"{v['ours_mean_reward']:.4f} (causal-gym-run)"
+        )
+    versus = (
+        f"`vf-eval causal_gym` (subprocess runtime) {v['vf_eval_s']:.1f} s, `causal-gym-run` "
+        f"{v['causal_gym_run_s']:.1f} s (Ray start-up included): "
+        f"{v['vf_eval_s'] / v['causal_gym_run_s']:.2f}x faster, {rewards}"
+    )
+    p = three.parameters
+    ideal = p["concurrency"] / s["mean_episode_s"]
+    window_rate = s["episodes"] / s["window_s"]
+    actors = -(-p["concurrency"] // p["episodes_per_actor"])
+    scale = (
+        f"{window_rate:.2f} episodes/s over the dispatch window against an ideal of "
+        f"{ideal:.2f} ({p['concurrency']:,} / {s['mean_episode_s']:.1f} s): "
+        f"{window_rate / ideal:.3f} ({s['episodes'] / s['elapsed_s'] / ideal:.3f} counting "
+        f"Ray's start-up and the report); overhead p50 {s['overhead_p50_ms']:.0f} ms; "
+        f"head RSS {s['head_rss_mb'] / 1024:.1f} GB"
+    )
+    return [
+        "| benchmark | result | target |",
+        "| --- | --- | --- |",
+        f"| `throughput`: eval-v1, {tasks}, reference agent, concurrency "
+        f"{one.parameters['concurrency']} | {throughput} | overhead < 50 ms, efficiency >= 0.85 |",
+        f"| `versus-vf`: the same {two.parameters['n']} eval-v1 tasks, one scripted server "
+        f"replaying the reference analysis, concurrency {two.parameters['concurrency']} | "
+        f"{versus} | >= 3x |",
+        f"| `scale`: {s['episodes']:,} simulated model-bound episodes, {p['concurrency']:,} at "
+        f"once ({p['turns']} turns of {p['turn_s']:g} s), {actors} actors of "
+        f"{p['episodes_per_actor']} | {scale} | >= 0.9 |",
+    ]
+
+
+def bench_stream() -> list[str]:
+    runs = _bench("stream", "stream").results["runs"]
+
+    def row(measure: str, cell: Callable[[dict[str, float]], str]) -> str:
+        return f"| {measure} | {', '.join(cell(r) for r in runs)} |"
+
+    def pair(name: str, digits: int) -> Callable[[dict[str, float]], str]:
+        def cell(r: dict[str, float]) -> str:
+            if f"{name}_p50_ms" not in r:
+                return "-"
+            return f"{r[f'{name}_p50_ms']:.{digits}f}/{r[f'{name}_p99_ms']:.{digits}f}"
+
+        return cell
+
+    return [
+        f"| measure | runs 1-{len(runs)} |",
+        "| --- | --- |",
+        row(
+            "scored tasks per head CPU-second, one worker (service pinned to one core)",
+            lambda r: f"{r['w1_scored_per_head_cpu_s']:.1f}",
+        ),
+        row(
+            "the same tasks generated bare in the benchmark's process, per CPU-second",
+            lambda r: f"{r['w1_same_tasks_bare_per_cpu_s']:.1f}",
+        ),
+        row(
+            "head rate over bare generation of the same tasks",
+            lambda r: f"{r['w1_scored_per_head_cpu_s'] / r['w1_same_tasks_bare_per_cpu_s']:.2f}",
+        ),
+        row(
+            "head rate over bare linear-task generation in the same run",
+            lambda r: f"{r['w1_scored_per_head_cpu_s'] / r['bare_linear_tasks_per_cpu_s']:.2f}",
+        ),
+        row(
+            "two workers over one, wall throughput in cores' worth of bare generation",
+            lambda r: f"{r['w2_cores_of_generation'] / r['w1free_cores_of_generation']:.2f}",
+        ),
+        row("pull of one ready task, p50 / p99 (ms)", pair("pull", 1)),
+        row("score right after a pull, p50 / p99 (ms)", pair("score", 0)),
+        row("score with nothing being made, p50 / p99 (ms)", pair("idle_score", 1)),
+    ]
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "baselines-eval-v1": baselines("eval-v1"),
     "baselines-eval-v1-demo": baselines("eval-v1-demo"),
@@ -113,6 +302,12 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     **audit_tables(),
     "demo": demo,
     "eval-v1-reference": eval_v1_reference,
+    "bench-generate": bench_generate,
+    "bench-expert": bench_expert,
+    "bench-cli": bench_cli,
+    "bench-sandbox": bench_sandbox,
+    "bench-run": bench_run,
+    "bench-stream": bench_stream,
 }
 
 
