@@ -227,15 +227,16 @@ def bench_run() -> list[str]:
         f"{v['vf_eval_s'] / v['causal_gym_run_s']:.2f}x faster, {rewards}"
     )
     p = three.parameters
-    ideal = p["concurrency"] / s["mean_episode_s"]
-    window_rate = s["episodes"] / s["window_s"]
-    actors = -(-p["concurrency"] // p["episodes_per_actor"])
     scale = (
-        f"{window_rate:.2f} episodes/s over the dispatch window against an ideal of "
-        f"{ideal:.2f} ({p['concurrency']:,} / {s['mean_episode_s']:.1f} s): "
-        f"{window_rate / ideal:.3f} ({s['episodes'] / s['elapsed_s'] / ideal:.3f} counting "
-        f"Ray's start-up and the report); overhead p50 {s['overhead_p50_ms']:.0f} ms; "
-        f"head RSS {s['head_rss_mb'] / 1024:.1f} GB"
+        f"{s['throughput_per_s']:.2f} episodes/s from the first start to the last end "
+        f"against an ideal of {s['ideal_per_s']:.2f} ({p['concurrency']:,} / "
+        f"{s['mean_episode_s']:.0f} s): {s['ratio']:.3f} ({s['ratio_end_to_end']:.3f} with "
+        f"Ray's start-up and the report); the slots took {s['fill_s']:.0f} s to fill (every "
+        f"task generated on the head: {p['concurrency'] / s['fill_s']:.0f} tasks/s), then "
+        f"stayed {100 * s['busy_share']:.2f}% busy for {s['held_s']:.0f} s until the last "
+        f"dispatch; overhead p50 {s['overhead_p50_ms']:.1f} ms (p90 "
+        f"{s['overhead_p90_ms']:.0f} ms); head RSS (driver + generators + recorder) "
+        f"{s['head_rss_mb'] / 1024:.2f} GB"
     )
     return [
         "| benchmark | result | target |",
@@ -246,8 +247,10 @@ def bench_run() -> list[str]:
         f"replaying the reference analysis, concurrency {two.parameters['concurrency']} | "
         f"{versus} | >= 3x |",
         f"| `scale`: {s['episodes']:,} simulated model-bound episodes, {p['concurrency']:,} at "
-        f"once ({p['turns']} turns of {p['turn_s']:g} s), {actors} actors of "
-        f"{p['episodes_per_actor']} | {scale} | >= 0.9 |",
+        f"once ({p['turns']} turns of {p['turn_s']:g} s) on {p['nodes']} nodes, "
+        f"{-(-p['concurrency'] // p['episodes_per_actor'])} actors of "
+        f"{p['episodes_per_actor']}, {p['generators']} generators | {scale} | "
+        f">= 0.9, overhead p50 < 20 ms, head RSS < 2 GB |",
     ]
 
 
@@ -294,6 +297,54 @@ def bench_stream() -> list[str]:
     ]
 
 
+def bench_cpu() -> list[str]:
+    result = _bench("run_scale_cpu", "run-scale-cpu").results
+    names = {
+        "generators": "the generators (head)",
+        "driver": "the driver: dispatch (head)",
+        "recorder": "the recorder (head)",
+        "gcs": "Ray's GCS (head)",
+        "sandbox_actors": "the sandbox actors (workers)",
+        "raylets": "the three raylets",
+        "other": "everything else on the machine",
+    }
+    rows = ["| process | CPU ms per finished episode | cores busy |", "| --- | ---: | ---: |"]
+    for name, label in names.items():
+        rows.append(
+            f"| {label} | {result['cpu_ms_per_episode'][name]:.1f} | {result['cores'][name]:.2f} |"
+        )
+    rows.append(
+        f"| the head in all | {result['head_cpu_ms_per_episode']:.1f} | "
+        f"{sum(result['cores'][n] for n in ('driver', 'generators', 'recorder', 'gcs')):.2f} |"
+    )
+    return rows
+
+
+def bench_capacity() -> list[str]:
+    """What a head of C cores sustains, from the scale run's CPU per finished episode
+    (scripts/head_cpu.py): the head's processes share its cores; each generator is one
+    process (one core at most), and so is the driver that dispatches."""
+    cpu = _bench("run_scale_cpu", "run-scale-cpu").results["cpu_ms_per_episode"]
+    head = sum(cpu[name] for name in ("driver", "generators", "recorder", "gcs"))
+    per_generator = 1000 / cpu["generators"]  # tasks/s one generator core makes
+    driver = 1000 / cpu["driver"]  # episodes/s one driver process dispatches
+    rows = [
+        "| head cores (= generators) | episodes/s | tasks generated/s | in flight at 600 s "
+        "an episode | what binds |",
+        "| ---: | ---: | ---: | ---: | --- |",
+    ]
+    for cores in (1, 2, 4, 8):
+        limits = {
+            "the head's cores": cores * 1000 / head,
+            "the generators": cores * per_generator,
+            "the driver (one process)": driver,
+        }
+        binds = min(limits, key=lambda name: limits[name])
+        rate = limits[binds]
+        rows.append(f"| {cores} | {rate:.0f} | {rate:.0f} | {rate * 600:,.0f} | {binds} |")
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "baselines-eval-v1": baselines("eval-v1"),
     "baselines-eval-v1-demo": baselines("eval-v1-demo"),
@@ -307,6 +358,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "bench-cli": bench_cli,
     "bench-sandbox": bench_sandbox,
     "bench-run": bench_run,
+    "bench-capacity": bench_capacity,
+    "bench-cpu": bench_cpu,
     "bench-stream": bench_stream,
 }
 
