@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this repository's `scripts` (verl installs another)
 
 from scripts.bench_results import BenchResult, read_result  # noqa: E402
+from scripts.head_cpu import HEAD  # noqa: E402
 
 PAGES = ROOT / "docs" / "pages"
 MARKER = re.compile(r"(<!-- table: ([a-z0-9-]+) -->\n)(.*?)(<!-- /table -->)", re.DOTALL)
@@ -315,7 +316,7 @@ def bench_cpu() -> list[str]:
         )
     rows.append(
         f"| the head in all | {result['head_cpu_ms_per_episode']:.1f} | "
-        f"{sum(result['cores'][n] for n in ('driver', 'generators', 'recorder', 'gcs')):.2f} |"
+        f"{sum(result['cores'][n] for n in HEAD):.2f} |"
     )
     return rows
 
@@ -324,8 +325,8 @@ def bench_capacity() -> list[str]:
     """What a head of C cores sustains, from the scale run's CPU per finished episode
     (scripts/head_cpu.py): the head's processes share its cores; each generator is one
     process (one core at most), and so is the driver that dispatches."""
-    cpu = _bench("run_scale_cpu", "run-scale-cpu").results["cpu_ms_per_episode"]
-    head = sum(cpu[name] for name in ("driver", "generators", "recorder", "gcs"))
+    result = _bench("run_scale_cpu", "run-scale-cpu").results
+    cpu, head = result["cpu_ms_per_episode"], result["head_cpu_ms_per_episode"]
     per_generator = 1000 / cpu["generators"]  # tasks/s one generator core makes
     driver = 1000 / cpu["driver"]  # episodes/s one driver process dispatches
     rows = [

@@ -91,7 +91,10 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the numbers here")
     args = parser.parse_args()
     if not args.results.is_file():
-        print(f"head_cpu.py: {args.results} is not a file (give a run's results.jsonl)")
+        print(
+            f"head_cpu.py: {args.results} is not a file (give a running benchmark's results.jsonl)",
+            file=sys.stderr,
+        )
         return 2
     result = measure(args.results, args.seconds)
     for name, value in sorted(result.items()):
