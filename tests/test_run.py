@@ -65,6 +65,8 @@ def test_reference_run_reproduces_the_honest_scores(tmp_path: Path) -> None:
     assert summary["mean_reward"] == pytest.approx(float(np.mean(expected)), rel=1e-9)
     assert summary["episodes"] == 18 and summary["retry_incidence"] == 0.0
     assert "| `reference` | scripted |" in proc.stdout
+    # stderr is not a terminal here: the live view came as plain lines, ending at 18/18
+    assert "reference on eval-v1: 18/18 done  running 0" in proc.stderr, proc.stderr[-2000:]
     for name in ("report.md", "reward_by_family.png", "width_ratio.png", "coverage_by_family.png"):
         assert (out / name).stat().st_size > 100
     # nothing publishable names a task

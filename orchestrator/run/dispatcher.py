@@ -116,6 +116,7 @@ class Dispatcher:
         )
         self.tally = Tally(total=len(task_ids))
         self.on_progress = on_progress
+        self._next_tick = 0.0
         self.retries = RetryPolicy.for_tasks(config.retries, len(task_ids))
         self.spec = EpisodeSpec(
             run_id=run_id,
@@ -199,7 +200,16 @@ class Dispatcher:
                 elif key in self.scoring:  # (an episode stopped from outside: ignored)
                     self._scored(self.scoring.pop(key), outcome)
             self._watch_deadlines()
+            self._tick()
         return self.tally
+
+    def _tick(self) -> None:
+        """The view once a second even when nothing finishes (a run of long episodes
+        finishes none for its first episode's length, and its view must still move)."""
+        now = time.monotonic()
+        if now >= self._next_tick:
+            self._next_tick = now + 1.0
+            self.on_progress(self.tally, None)
 
     def _completed(self, timeout: float) -> list[tuple[bytes, Future[Any]]]:
         """What finished: waits for the first completion (at most `timeout`), then

@@ -1,4 +1,10 @@
-"""The live view of a run: done, running, retried, failed, mean reward so far, ETA."""
+"""The live view of a run: done, running, retried, failed, mean reward so far, ETA.
+
+On a terminal it is a progress bar. Anywhere else (a log file, a CI job, `nohup`) rich
+draws nothing until the end, so the same figures go out as one plain line every
+`PLAIN_EVERY_S` seconds and at the end: a two-hour run written to a log still shows
+how far it is.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from orchestrator.run.dispatcher import Tally
 from orchestrator.run.records import Progress as EpisodeProgress
 
+PLAIN_EVERY_S = 30.0
+
 
 class LiveView:
-    def __init__(self, console: Console, total: int, label: str) -> None:
+    def __init__(
+        self, console: Console, total: int, label: str, every_s: float = PLAIN_EVERY_S
+    ) -> None:
+        self.console, self.label, self.every_s = console, label, every_s
+        self.plain = not console.is_terminal
         self.progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -23,9 +35,12 @@ class LiveView:
             TextColumn("ETA {task.fields[eta]}"),
             console=console,
             refresh_per_second=4,
+            disable=self.plain,
         )
         self.job = self.progress.add_task(label, total=total, status="starting", eta="?")
         self.started = time.monotonic()
+        self._printed_at: float | None = None
+        self._last_done = -1
 
     def __enter__(self) -> LiveView:
         self.progress.__enter__()
@@ -40,9 +55,27 @@ class LiveView:
             f"running {tally.running}  retried {tally.retried}  failed {tally.failed}  "
             f"mean reward {mean}"
         )
-        elapsed = time.monotonic() - self.started
+        now = time.monotonic()
+        elapsed = now - self.started
         eta = "?"
         if tally.done:
             left = (tally.total - tally.done) * elapsed / tally.done
-            eta = time.strftime("%H:%M:%S", time.gmtime(left))
-        self.progress.update(self.job, completed=tally.done, status=status, eta=eta)
+            eta = _clock(left)
+        if not self.plain:
+            self.progress.update(self.job, completed=tally.done, status=status, eta=eta)
+            return
+        due = self._printed_at is None or now - self._printed_at >= self.every_s
+        finished = tally.done == tally.total and tally.done != self._last_done
+        if due or finished:
+            self._printed_at, self._last_done = now, tally.done
+            self.console.print(
+                f"{self.label}: {tally.done}/{tally.total} done  {status}  "
+                f"elapsed {_clock(elapsed)}  ETA {eta}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
