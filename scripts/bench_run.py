@@ -167,7 +167,7 @@ def scale(
     """`nodes` 1: the embedded Ray; 3: a real cluster on this machine, a head with the
     head resource and no CPUs and two `ray start` worker nodes (the sandbox actors all
     land on those), started and stopped here."""
-    from scripts.scale_measures import occupancy
+    from scripts.scale_measures import occupancy, wave_widths
     from tests.support.ray_cluster import start_cluster
 
     n = concurrency * rounds
@@ -219,6 +219,7 @@ def scale(
         "fill_s": held.fill_s,
         "held_s": held.held_s,
         "busy_share": held.busy_share,
+        "wave_widths_s": list(wave_widths(records, concurrency)),
         "overhead_p50_ms": 1000 * overheads[len(overheads) // 2],
         "overhead_p90_ms": 1000 * overheads[int(len(overheads) * 0.9)],
         "head_rss_mb": rss,

@@ -235,7 +235,9 @@ def bench_run() -> list[str]:
         f"Ray's start-up and the report); the slots took {s['fill_s']:.0f} s to fill (every "
         f"task generated on the head: {p['concurrency'] / s['fill_s']:.0f} tasks/s), then "
         f"stayed {100 * s['busy_share']:.2f}% busy for {s['held_s']:.0f} s until the last "
-        f"dispatch; overhead p50 {s['overhead_p50_ms']:.1f} ms (p90 "
+        f"dispatch, and its {len(s['wave_widths_s'])} waves of episode ends were "
+        f"{', '.join(f'{w:.0f}' for w in s['wave_widths_s'])} s wide; overhead p50 "
+        f"{s['overhead_p50_ms']:.1f} ms (p90 "
         f"{s['overhead_p90_ms']:.0f} ms); head RSS (driver + generators + recorder) "
         f"{s['head_rss_mb'] / 1024:.2f} GB"
     )

@@ -54,3 +54,14 @@ def occupancy(records: Sequence[Any], concurrency: int, full: float = FULL) -> O
     busy = sum(max(0.0, min(b, last_dispatch) - max(a, full_at)) for a, b in intervals)
     held = last_dispatch - full_at
     return Occupancy(full_at - first_dispatch, held, busy / (concurrency * held))
+
+
+def wave_widths(records: Sequence[Any], concurrency: int) -> tuple[float, ...]:
+    """How long each wave of `concurrency` episode ends took, first end to last: the
+    first is about the fill; a wave wider than the one before is a head that replaced
+    finished episodes more slowly than the fill handed out the first ones."""
+    ends = sorted(r.finished_at for r in records if r.final and r.finished_at > 0)
+    return tuple(
+        ends[i + concurrency - 1] - ends[i]
+        for i in range(0, len(ends) - concurrency + 1, concurrency)
+    )
