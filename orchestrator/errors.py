@@ -71,6 +71,11 @@ class RunFolderError(OrchestratorError):
     """Raised before any work when --out holds another run or cannot be used."""
 
 
+class StateFolderError(OrchestratorError):
+    """Raised when the per-user state folder (private_state.py), or a folder made in it,
+    is not private: a symlink, someone else's, or on a path others can change."""
+
+
 class InspectLogError(OrchestratorError):
     """Raised when a run folder cannot be exported as an inspect_ai log (inspect_ai
     missing, or the folder unreadable)."""

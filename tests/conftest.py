@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 
 from causal_gym import Task, generate_task, resolve_key
 from causal_gym.rng_keys import DerivationKey, parse_key_hex
+from orchestrator.private_state import STATE_ENV_VAR
 
 OTHER_KEY_HEX = "5e" * 32
 
@@ -24,6 +26,32 @@ def default_key() -> DerivationKey:
 @pytest.fixture(scope="session")
 def other_key() -> DerivationKey:
     return parse_key_hex(OTHER_KEY_HEX, "test")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def worker_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Each test process (an xdist worker) has a private state folder of its own
+    (orchestrator/private_state.py), inherited by every runner it starts: one worker's
+    reaper never takes another's sandboxes or Ray markers, and chain anchors of
+    hand-made run ids never meet. A test that needs a fresh one takes `state_dir`."""
+    folder = tmp_path_factory.mktemp("state")
+    before = os.environ.get(STATE_ENV_VAR)
+    os.environ[STATE_ENV_VAR] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop(STATE_ENV_VAR, None)
+        else:
+            os.environ[STATE_ENV_VAR] = before
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state folder of this test's own (head secret, anchors, markers, sandboxes)."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv(STATE_ENV_VAR, str(folder))
+    return folder
 
 
 @pytest.fixture

@@ -40,7 +40,14 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
     (held / "run.json").write_text('{"run_id": "x"}')
     no_policy = config("no_policy.py", b"x = 1\n")
     exits = config("exits.py", b"raise SystemExit(3)\n")
+    huge = config("huge.toml", b"# " + b"x" * (1 << 20) + b"\n")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # nobody writes it: reading would block forever
     cases = [
+        (["--config", "/dev/zero"], "config /dev/zero is not a regular file"),
+        (["--config", str(fifo)], "is not a regular file"),
+        (["--config", huge], "a config is at most 1048576 bytes"),
+        (["--config", str(tmp_path)], "is not a regular file"),
         (
             ["--split", "eval-v3", "-n", "1"],
             "split: Input should be 'train', 'eval-v1', 'eval-v2' or 'eval-expert-v1'",
@@ -89,6 +96,23 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
         assert fragment in proc.stderr, (args, proc.stderr)
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: "), proc.stderr
     assert not (tmp_path / "fresh").exists()
+
+
+def test_other_commands_refuse_bad_input_in_one_line(tmp_path: Path) -> None:
+    """`export` of a folder whose run.json is junk, and `sandbox reap` of a run id that
+    is a path: one line, exit 2, nothing written."""
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "run.json").write_text("{not a run")
+    for args, fragment in (
+        (["export", str(junk), "--format", "inspect"], "is not a causal-gym run file"),
+        (["sandbox", "reap", "--run-id", "../../etc"], "is not a run id"),
+        (["sandbox", "reap", "--run-id", ""], "is not a run id"),
+    ):
+        proc = orchestrator_cli(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert fragment in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert sorted(p.name for p in junk.iterdir()) == ["run.json"]
 
 
 def test_baselines_bad_input_is_one_line_and_every_agent_is_checked_first(

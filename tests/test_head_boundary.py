@@ -30,7 +30,8 @@ from orchestrator.agents import AgentTurn, EpisodeConfig, EpisodeStatus, Policy
 from orchestrator.run.episode_actor import EpisodeSpec, EpisodeWorker
 from orchestrator.run.head_actors import Recorder, TaskGenerator
 from orchestrator.run.head_key import key_from_moved_file, remove_key_file, write_key_file
-from orchestrator.run.record_mac import create_secret, load_secret, mac_holds
+from orchestrator.run.record_chain import GENESIS, read_anchor
+from orchestrator.run.record_mac import mac_holds, run_key
 from orchestrator.run.records import Attempt, FailureClass, ScoredEpisode, read_record
 from orchestrator.run.results import RESULTS_FILE
 from tests.conftest import cached_task
@@ -185,7 +186,7 @@ def test_the_sandbox_actor_stops_a_policy_that_ignores_its_deadline(
 
 
 def test_a_generator_scores_against_the_truth_it_kept_and_the_recorder_seals_it(
-    tmp_path: Path,
+    tmp_path: Path, state_dir: Path
 ) -> None:
     """The generator that made a task scores its attempt against the truth it kept
     (dropping it then), re-derives a truth it never kept, and hands out public numbers
@@ -193,9 +194,10 @@ def test_a_generator_scores_against_the_truth_it_kept_and_the_recorder_seals_it(
     key = parse_key_hex("8d061ed1e9cc86988c5664b1b2001666f47a58d68b8d60b82161a1d1806ffeb9", "t")
     path = write_key_file(key)
     try:
-        create_secret(tmp_path)
         generator = TaskGenerator(str(path), key.fingerprint)
-        recorder = Recorder(key.fingerprint, str(tmp_path), "run-x", "digest", "local")
+        recorder = Recorder(
+            key.fingerprint, str(tmp_path), "run-x", "digest", "local", str(state_dir)
+        )
         task = cached_task("train:null_detect:2")
         handle, wire = generator.generate("train:null_detect:2", "h" * 12)
         assert handle == wire.handle == "h" * 12 and generator.kept() == 1
@@ -225,9 +227,14 @@ def test_a_generator_scores_against_the_truth_it_kept_and_the_recorder_seals_it(
         remove_key_file(path)
     lines = (tmp_path / RESULTS_FILE).read_text().splitlines()
     first, second, third = (read_record(line) for line in lines)
-    secret = load_secret(tmp_path)
-    assert secret is not None
+    secret = run_key("run-x")
     assert all(mac_holds(json.loads(line), secret) for line in lines)
+    # a chain: each line names the MAC of the one before, and the head's anchor the last
+    assert [json.loads(line)["prev"] for line in lines] == [
+        GENESIS, *(json.loads(line)["mac"] for line in lines[:2])
+    ]
+    assert read_anchor("run-x").lines == 3
+    assert read_anchor("run-x").mac == json.loads(lines[2])["mac"]
     assert first.config_digest == "digest" and first.run_id == "run-x"
     assert oct((tmp_path / RESULTS_FILE).stat().st_mode & 0o777) == "0o600"
     assert first.reward == pytest.approx(episode_score(task, answer).reward)

@@ -30,6 +30,7 @@ from orchestrator.agents import (
 )
 from orchestrator.errors import SandboxPathError
 from orchestrator.sandbox import Sandbox, SandboxLimits, make_sandbox
+from orchestrator.sandbox.mounts import is_mounted
 from tests.conftest import cached_task
 from tests.support.cli import orchestrator_cli
 from tests.support.docker_env import require_docker
@@ -267,11 +268,13 @@ time.sleep(600)
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_kill_9_of_a_runner_then_reap_leaves_nothing_and_spares_the_living(
-    kind: str, private_tmp: Path
+    kind: str, private_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     image = require_docker() if kind == "docker" else ""
+    # one state folder for this process, the runner and the reaper, and no other test's
+    monkeypatch.setenv("CAUSAL_GYM_STATE_DIR", str(private_tmp / "state"))
     live = open_box(kind)  # a sandbox of this (living) process: never reaped
-    temp = {**os.environ, "TMPDIR": str(private_tmp)}  # where no other test's reaper looks
+    temp = {**os.environ, "TMPDIR": str(private_tmp)}
     try:
         runner = subprocess.Popen(
             [sys.executable, "-c", RUNNER, kind, image], stdout=subprocess.PIPE, text=True, env=temp
@@ -281,6 +284,8 @@ def test_kill_9_of_a_runner_then_reap_leaves_nothing_and_spares_the_living(
         runner.wait(timeout=30)
         if kind == "local":
             assert Path(left).is_relative_to(private_tmp) and Path(left).exists()
+            if os.geteuid() == 0:  # its scratch tmpfs outlived it
+                assert is_mounted(Path(left) / "scratch")
         reap = subprocess.run(
             [str(Path(sys.executable).with_name("causal-gym-run")), "sandbox", "reap"],
             capture_output=True, text=True, timeout=120, env=temp,
@@ -289,6 +294,7 @@ def test_kill_9_of_a_runner_then_reap_leaves_nothing_and_spares_the_living(
         report = json.loads(reap.stdout)
         if kind == "local":
             assert Path(left).name in report["local"] and not Path(left).exists()
+            assert not is_mounted(Path(left) / "scratch")
             assert not set(report["local"]) & {Path(live.scratch.path).name}  # type: ignore[attr-defined]
         else:
             # containers are named host-wide: a Docker sandbox opening on the other

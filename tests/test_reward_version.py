@@ -14,7 +14,8 @@ from causal_gym.scoring.answer import episode_score
 from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
 from orchestrator.errors import RunFolderError
 from orchestrator.run.read_back import read_back
-from orchestrator.run.record_mac import load_secret, mac_of, sealed_line
+from orchestrator.run.record_chain import GENESIS, ChainTip, write_anchor
+from orchestrator.run.record_mac import mac_of, run_key
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.report import baseline_table
 from orchestrator.run.results import (
@@ -50,16 +51,19 @@ def test_every_score_carries_the_version() -> None:
     assert record is not None and record.as_dict()["reward_version"] == REWARD_VERSION
 
 
-def test_a_line_written_before_versions_reads_as_version_1(tmp_path: Path) -> None:
-    """An old results.jsonl line has no reward_version; its MAC covers exactly the
-    fields it has, so it still verifies, and it reads as version 1."""
+def test_a_line_without_a_reward_version_reads_as_version_1(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """A results.jsonl line without reward_version (as lines were before versions);
+    its MAC covers exactly the fields it has, so it verifies, and it reads as 1."""
     out = tmp_path / "run"
     create_folder(out, identity(UNVERSIONED))
-    secret = load_secret(out)
-    assert secret is not None
-    fields = json.loads(sealed_line(record(TASKS[0]), secret))
-    del fields["reward_version"], fields["mac"]
-    line = json.dumps({**fields, "mac": mac_of(fields, secret)})
+    secret = run_key("run-a")
+    fields = {**record(TASKS[0]).model_dump(mode="json", exclude={"mac"}), "prev": GENESIS}
+    del fields["reward_version"]
+    mac = mac_of(fields, secret)
+    write_anchor("run-a", ChainTip(1, mac))
+    line = json.dumps({**fields, "mac": mac})
     (out / RESULTS_FILE).write_text(line + "\n")
     back = read_back(out)
     assert not back.refused and back.records[0].reward_version == UNVERSIONED

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -122,7 +121,9 @@ def test_resume_refuses_another_run_and_a_finished_one_runs_nothing(tmp_path: Pa
 @pytest.mark.slow
 def key_folders_of(pid: int) -> list[Path]:
     """The head key folders a runner process made (named after their owner)."""
-    return list(Path(tempfile.gettempdir()).glob(f"causal-gym-key-{pid}.*"))
+    from orchestrator.run.head_key import key_folders
+
+    return list(key_folders().glob(f"causal-gym-key-{pid}.*"))
 
 
 def test_killing_the_driver_then_resume_runs_exactly_the_missing(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def test_forged_lines_are_refused_on_resume_and_the_report_is_the_untampered_one
     untampered = summary(honest)
     genuine = (honest / RESULTS_FILE).read_text().splitlines()
     assert len(genuine) == 3
-    # The attacker drops the last task's line (so --resume must run it) and adds:
+    # The attacker adds (dropping a genuine line is tests/test_shared_head.py's):
     first = json.loads(genuine[0])
     forged = [
         (other_run / RESULTS_FILE).read_text().splitlines()[2],  # that task, from another run
@@ -67,16 +67,16 @@ def test_forged_lines_are_refused_on_resume_and_the_report_is_the_untampered_one
         genuine[0],  # a genuine line, repeated
         genuine[1][: len(genuine[1]) // 2],  # a torn line
     ]
-    (honest / RESULTS_FILE).write_text("\n".join([*genuine[:2], *forged]) + "\n")
+    (honest / RESULTS_FILE).write_text("\n".join([*genuine, *forged]) + "\n")
     resumed = run(*ARGS, "--out", str(honest), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert "6 lines of results.jsonl refused" in resumed.stderr, resumed.stderr
-    assert "2 done, 1 to run" in resumed.stderr
+    assert "3 done, 0 to run" in resumed.stderr
     assert summary(honest) == untampered  # the tampered lines changed nothing
     rejected = [json.loads(x) for x in (honest / REJECTED_FILE).read_text().splitlines()]
     assert [r["text"] for r in rejected] == forged  # kept aside whole, none deleted
     assert [r["reason"].split(":")[0] for r in rejected] == [
-        "bad MAC", "bad MAC", "bad MAC", "bad MAC", "after the final record", "not JSON"
+        "bad MAC", "bad MAC", "bad MAC", "bad MAC", "broken chain", "not JSON"
     ]  # fmt: skip
     final = [r for r in read_records(honest) if r.final]
     assert sorted(r.task_id for r in final) == sorted({r.task_id for r in final})
@@ -112,7 +112,7 @@ def test_a_user_policy_cannot_read_a_sibling_run(tmp_path: Path) -> None:
             assert done.returncode == 0, done.stderr
             assert sibling.stat().st_mode & 0o777 == 0o700
             assert {p.stat().st_mode & 0o777 for p in sibling.iterdir()} == {0o600}
-        targets = [str(s / name) for s in siblings for name in (RESULTS_FILE, "run.secret")]
+        targets = [str(s / name) for s in siblings for name in (RESULTS_FILE, "run.json")]
         source = tmp_path / "peeker.py"
         source.write_text(f"TARGETS = {targets!r}\n" + PEEKER)
         out = tmp_path / "attacker"
@@ -152,7 +152,9 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     tmp_path: Path, private_tmp: Path
 ) -> None:
     out = tmp_path / "run"
-    temp = {"TMPDIR": str(private_tmp)}  # no other test's reaper takes what it leaves
+    state = private_tmp / "state"
+    # no other test's reaper takes what it leaves
+    temp = {"TMPDIR": str(private_tmp), "CAUSAL_GYM_STATE_DIR": str(state)}
     driver = subprocess.Popen(
         [RUN, "--split", "eval-v1", "-n", "12", "--agent", "simulated:1:3", "--out", str(out)],
         env={**os.environ, "CAUSAL_GYM_KEY": SECRET_HEX, **temp},
@@ -162,7 +164,7 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     while time.monotonic() < deadline and not (out / RESULTS_FILE).exists():
         time.sleep(0.5)
     time.sleep(2)
-    marker = next(private_tmp.glob(f"causal-gym-ray-{driver.pid}.*.json"))
+    marker = next((state / "ray").glob(f"{driver.pid}.*.json"))
     noted = json.loads(marker.read_text())
     # the processes the run started: Ray's, its actors, their sandboxes
     ours = [pid for pid in process_environments() if descends_from(pid, driver.pid)]
@@ -182,7 +184,7 @@ def test_kill_9_of_a_secret_key_run_then_reap_leaves_no_key_and_no_process(
     time.sleep(0.5)
     survivors = [pid for pid in ours if _alive(pid) and _started(pid) == started[pid]]
     assert survivors, "nothing outlived the driver: the check below would be vacuous"
-    keys = list(private_tmp.glob(f"causal-gym-key-{driver.pid}.*"))
+    keys = list((state / "keys").glob(f"causal-gym-key-{driver.pid}.*"))
     assert keys  # SIGKILL left its key folder
     try:
         reap = run("sandbox", "reap", env=temp)

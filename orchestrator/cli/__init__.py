@@ -23,9 +23,14 @@ def main() -> None:
     if args and args[0] not in _WITHOUT_RAY:
         # A run hands work to Ray, which copies this process's environment to every
         # worker: the key leaves it first (a 0600 file, then a re-exec without it).
+        from orchestrator.errors import StateFolderError
         from orchestrator.run.head_key import take_key_from_environment
 
-        take_key_from_environment()
+        try:
+            take_key_from_environment()
+        except StateFolderError as exc:  # the key's folder is not private: nothing written
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
     app(prog_name="causal-gym-run")
 
 

@@ -128,13 +128,20 @@ def run_key(key_file: Path | None) -> Any:
 def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
     """One run; errors before any work exit 2, errors during it exit 1."""
     from causal_gym.errors import CausalGymError
-    from orchestrator.errors import AgentSpecError, ClusterError, OrchestratorError, RunFolderError
+    from orchestrator.errors import (
+        AgentSpecError,
+        ClusterError,
+        OrchestratorError,
+        RunFolderError,
+        StateFolderError,
+    )
     from orchestrator.run.config import ConfigError
     from orchestrator.run.session import execute
 
+    before_any_work = (RunFolderError, ClusterError, ConfigError, AgentSpecError, StateFolderError)
     try:
         return execute(settings, key, resume, console)
-    except (RunFolderError, ClusterError, ConfigError, AgentSpecError) as exc:  # before any work
+    except before_any_work as exc:
         fail(str(exc))
     except (OrchestratorError, CausalGymError) as exc:
         fail(str(exc), code=1)
@@ -173,12 +180,15 @@ def require_inspect_or_fail() -> None:
 def write_inspect_log(
     folder: Path, out: Path | None = None, label: str = "", directory: Path | None = None
 ) -> str:
-    """Export a finished run folder's inspect log; the line to print, or exit 1."""
-    from orchestrator.errors import OrchestratorError
+    """Export a finished run folder's inspect log; the line to print, or exit 2 (not a
+    run folder this head can verify) or 1 (writing failed)."""
+    from orchestrator.errors import OrchestratorError, RunFolderError, StateFolderError
     from orchestrator.run.inspect_log import export_inspect, summary_line
 
     try:
         return summary_line(export_inspect(folder, out, label, directory))
+    except (RunFolderError, StateFolderError) as exc:
+        fail(str(exc))
     except OrchestratorError as exc:
         fail(str(exc), code=1)
 

@@ -93,10 +93,18 @@ def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None
     """Remove what dead runs left: their key files, the processes of embedded Ray
     instances whose runner is gone, local sandboxes (workspaces, mounts, cgroups) whose
     owner process is gone, and Docker containers (also those of --run-id)."""
-    from orchestrator.run.leftovers import reap_dead_runs
+    import re
 
+    from orchestrator.errors import StateFolderError
+    from orchestrator.run.leftovers import reap_dead_runs
+    from orchestrator.run.results import RUN_ID_PATTERN
+
+    if run_id is not None and not re.match(RUN_ID_PATTERN, run_id):
+        fail(f"--run-id {run_id[:80]!r} is not a run id (1-128 letters, digits, '.', '_', '-')")
     try:
         report = reap_dead_runs(run_id)
+    except StateFolderError as exc:
+        fail(str(exc))
     except OrchestratorError as exc:
         fail(str(exc), code=1)
     typer.echo(json.dumps(report))

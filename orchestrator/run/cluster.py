@@ -161,6 +161,9 @@ def connect(
         "logging_level": logging.ERROR,  # our own display reports; Ray's INFO lines do not
     }
     on_sigterm = signal.getsignal(signal.SIGTERM)
+    from orchestrator.run.leftovers import boot_ticks
+
+    since = boot_ticks()  # every process of an embedded instance starts after this
     try:
         if address:
             ray.init(address=address, **options)  # type: ignore[arg-type]
@@ -174,7 +177,7 @@ def connect(
         # goes back in place.
         if callable(on_sigterm) and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_sigterm)
-    marker = None if address else _note_embedded()
+    marker = None if address else _note_embedded(since)
     try:
         return replace(_check_head(started_here=address is None), marker=marker)
     except ClusterError:
@@ -182,7 +185,7 @@ def connect(
         raise
 
 
-def _note_embedded() -> Path | None:
+def _note_embedded(since: int) -> Path | None:
     """Mark the embedded instance as this process's, so that whatever of it outlives a
     SIGKILL of this process is found and removed by the next run (leftovers.py)."""
     from orchestrator.run.leftovers import note_embedded_ray
@@ -190,7 +193,7 @@ def _note_embedded() -> Path | None:
     node = getattr(ray._private.worker, "_global_node", None)
     if node is None:
         return None
-    return note_embedded_ray(node.get_session_dir_path(), str(node.node_id))
+    return note_embedded_ray(node.get_session_dir_path(), str(node.node_id), since)
 
 
 def _check_head(started_here: bool) -> Cluster:

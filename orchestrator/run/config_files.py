@@ -34,10 +34,11 @@ def read_config_bytes(path: Path, what: str) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ConfigError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a FIFO, a device, a directory: never read
+        os.close(fd)
+        raise ConfigError(f"{what} {path} is not a regular file: a config is a TOML file")
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{what} {path} is not a regular file: a config is a TOML file")
         if info.st_size > MAX_CONFIG_BYTES:
             raise ConfigError(
                 f"{what} {path} is {info.st_size} bytes: a config is at most "

@@ -42,6 +42,7 @@ import ray.exceptions
 from causal_gym.errors import GenerationError
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult
 from orchestrator.errors import DispatchError
+from orchestrator.private_state import state_root
 from orchestrator.run.config import HEAD_RESOURCE, RunConfig
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.head_actors import Recorder, TaskGenerator
@@ -136,10 +137,9 @@ class Dispatcher:
             ray.remote(TaskGenerator).options(**head).remote(key_path, fingerprint)
             for _ in range(config.generators)
         ]
+        recorder_args = (fingerprint, str(config.out), run_id, config_digest, config.sandbox)
         self.recorder: Any = (
-            ray.remote(Recorder)
-            .options(**head)
-            .remote(fingerprint, str(config.out), run_id, config_digest, config.sandbox)
+            ray.remote(Recorder).options(**head).remote(*recorder_args, str(state_root()))
         )
         per_actor = config.episodes_per_actor
         count = math.ceil(config.concurrency / per_actor)

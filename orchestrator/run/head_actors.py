@@ -11,9 +11,10 @@ the generators read the key from the head-local 0600 file whose path they are gi
   A truth never leaves the process that derived it, and no task is derived twice
   (re-deriving to score was half the head's CPU per episode). A generator that lost
   the truth (it was not the one that made the attempt's task) re-derives it.
-- `Recorder` appends each scored attempt to results.jsonl with its MAC under the run's
-  secret (flushed and fsynced before it answers) and the transcript to its own file,
-  and hands the driver a small Progress note.
+- `Recorder` appends each scored attempt to results.jsonl, chained to the line before it
+  and MACed under the run's key (flushed and fsynced before it answers), moves the
+  chain's anchor in the state folder, writes the transcript to its own file, and hands
+  the driver a small Progress note.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from causal_gym.wire import TaskWire
 from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
 from orchestrator.run.head_key import load_key_file
-from orchestrator.run.record_mac import load_secret, sealed_line
+from orchestrator.run.record_chain import ChainTip, read_anchor, sealed_line, write_anchor
+from orchestrator.run.record_mac import run_key
 from orchestrator.run.records import (
     Attempt,
     FailureClass,
@@ -142,13 +144,15 @@ class Recorder:
         run_id: str,
         config_digest: str,
         sandbox: str,
+        state_dir: str,
     ) -> None:
+        """`state_dir`: the driver's checked state folder (the head secret and the
+        chain's anchor; the driver has verified the chain up to that anchor)."""
         self.fingerprint = fingerprint
         self.run_id, self.config_digest, self.sandbox = run_id, config_digest, sandbox
-        secret = load_secret(Path(out))
-        if secret is None:
-            raise RuntimeError(f"the run folder {out} has no run secret")
-        self._secret = secret
+        self._state = Path(state_dir)
+        self._key = run_key(run_id, self._state)
+        self._tip = read_anchor(run_id, self._state)
         self.results = DurableLog(Path(out) / RESULTS_FILE)
         self.transcripts = DurableLog(Path(out) / TRANSCRIPTS_FILE, sync=False)
 
@@ -186,7 +190,10 @@ class Recorder:
             overhead_s=attempt.overhead_s,
             finished_at=time.time(),
         )
-        self.results.append(sealed_line(record, self._secret))
+        sealed, mac = sealed_line(record, self._key, self._tip.mac)
+        self.results.append(sealed)
+        self._tip = ChainTip(self._tip.lines + 1, mac)
+        write_anchor(self.run_id, self._tip, self._state)
         if result is not None and result.transcript:
             line = TranscriptLine(
                 run_id=self.run_id,

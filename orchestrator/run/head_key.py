@@ -6,7 +6,8 @@ variable. So the runner moves the key out of its environment before anything els
 `take_key_from_environment` writes CAUSAL_GYM_KEY into a fresh 0600 file in a 0700
 directory and re-executes the process without it (the console script calls it first
 thing). Head actors receive the file's path, never the key; the file is removed when
-the run ends.
+the run ends. Key folders live in the caller's private state folder (private_state.py,
+`keys/`), never in a world-writable place where another user could plant or race one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from causal_gym.rng_keys.keys import KEY_ENV_VAR, DerivationKey, parse_key_hex, read_key_file
 from orchestrator.owners import owner_alive, owner_token
+from orchestrator.private_state import state_folder
 
 #: Names the 0600 file a re-executed runner takes its key from.
 KEY_FILE_ENV_VAR = "CAUSAL_GYM_KEY_FILE_FROM_ENV"
@@ -28,11 +30,17 @@ KEY_FILE_ENV_VAR = "CAUSAL_GYM_KEY_FILE_FROM_ENV"
 KEY_FOLDER_PREFIX = "causal-gym-key-"
 
 
+def key_folders() -> Path:
+    """The private folder that holds the key folders (state folder, `keys/`)."""
+    return state_folder("keys")
+
+
 def _key_folder() -> Path:
     """A fresh 0700 directory named after its owner, after removing those of dead
     runners: a runner killed with SIGKILL cannot remove its own key file."""
     reap_key_folders()
-    folder = Path(tempfile.mkdtemp(prefix=f"{KEY_FOLDER_PREFIX}{owner_token()}-"))
+    prefix = f"{KEY_FOLDER_PREFIX}{owner_token()}-"
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=key_folders()))
     os.chmod(folder, 0o700)
     return folder
 
@@ -40,7 +48,7 @@ def _key_folder() -> Path:
 def reap_key_folders() -> list[Path]:
     """Remove the key folders whose owner process is gone; returns what was removed."""
     removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{KEY_FOLDER_PREFIX}*"):
+    for folder in key_folders().glob(f"{KEY_FOLDER_PREFIX}*"):
         token = folder.name[len(KEY_FOLDER_PREFIX) :].rpartition("-")[0]
         if folder.is_dir() and not folder.is_symlink() and not owner_alive(token):
             shutil.rmtree(folder, ignore_errors=True)

@@ -1,16 +1,23 @@
-"""Reading results.jsonl back: only lines this run's scorer wrote, each counted once.
+"""Reading results.jsonl back: only lines this run's recorder wrote, each counted once,
+none missing.
 
-Every reader of a run's records (the resume bookkeeping, the report, the scripts)
-goes through `read_back`, which accepts a line only when all of these hold, in this
-order, and otherwise refuses it with the first reason that failed:
+Every reader of a run's records (the resume bookkeeping, the report, the export, the
+scripts) goes through `read_back`, which accepts a line only when all of these hold,
+in this order, and otherwise refuses it with the first reason that failed:
 
 1. it is a JSON object (a crash can tear the last line);
-2. its MAC holds under the run's secret (record_mac.py);
-3. it parses as a record of this version, every number in range (records.py);
-4. its run id, config digest and key fingerprint are the run's (run.json);
-5. its task is one of the run's;
-6. its attempt is the task's next one (0, 1, 2, ... in file order) and no final
+2. its MAC holds under the run's key (record_mac.py: derived from the head's secret);
+3. it follows the last accepted line: its `prev` is that line's MAC (record_chain.py);
+4. it parses as a record of this version, every number in range (records.py);
+5. its run id, config digest and key fingerprint are the run's (run.json);
+6. its task is one of the run's;
+7. its attempt is the task's next one (0, 1, 2, ... in file order) and no final
    record of the task came before it (one final record per task).
+
+Then the chain of accepted lines must reach the head's anchor. A line refused by rule
+3, or a chain that stops short of the anchor, means genuine lines were deleted, moved
+or cut off: `broken` says where, and `--resume` refuses the folder rather than run a
+task again (a forged line, refused by rule 2, changes nothing and is only set aside).
 
 `set_aside` moves refused lines to results.rejected.jsonl (appended, fsynced) and
 rewrites results.jsonl with the accepted ones, so `--resume` starts from a file
@@ -29,7 +36,8 @@ from typing import BinaryIO
 from pydantic import ValidationError
 
 from orchestrator.errors import RunFolderError
-from orchestrator.run.record_mac import load_secret, mac_holds
+from orchestrator.run.record_chain import GENESIS, ChainTip, read_anchor, short_of, write_anchor
+from orchestrator.run.record_mac import mac_holds, run_key
 from orchestrator.run.records import ScoredEpisode
 from orchestrator.run.results import (
     RESULTS_FILE,
@@ -56,6 +64,8 @@ class ReadBack:
     records: tuple[ScoredEpisode, ...]
     refused: tuple[Refused, ...]
     lines: tuple[str, ...]  # the accepted lines, as written
+    #: Where the chain is broken (lines deleted, moved or cut off), or '' when whole.
+    broken: str = ""
 
     def finished(self) -> dict[str, int]:
         """task id -> attempts recorded, for the tasks that have their final record."""
@@ -90,40 +100,65 @@ def run_identity(out: Path) -> RunIdentity:
         raise RunFolderError(f"{out / RUN_FILE} is not a causal-gym run file") from exc
 
 
+def folder_key(out: Path, identity: RunIdentity) -> bytes:
+    """The run's MAC key, once run.json is shown to be this head's (its MAC holds)."""
+    if not identity.mac:
+        raise RunFolderError(
+            f"{out} was written by a causal-gym before records version 3 (its MAC key was "
+            "kept in the folder, so its records cannot be trusted): start a new run in "
+            "another folder"
+        )
+    key = run_key(identity.run_id)
+    if not identity.sealed_by(key):
+        raise RunFolderError(
+            f"{out / RUN_FILE} was not written by a run of this user on this head, or was "
+            "changed since: its records cannot be checked here"
+        )
+    return key
+
+
 def read_back(out: Path, identity: RunIdentity | None = None) -> ReadBack:
     """The run's accepted records and its refused lines (see the module docstring)."""
     identity = identity or run_identity(out)
-    secret = load_secret(out)
-    if secret is None:
-        raise RunFolderError(
-            f"{out} has no run secret: it was written by an older causal-gym, and its "
-            "records cannot be verified; start a new run in another folder"
-        )
+    key = folder_key(out, identity)
     tasks = set(identity.task_ids)
     expected = (identity.run_id, identity.config_digest, identity.key_fingerprint)
     next_attempt: dict[str, int] = {}
     closed: set[str] = set()
     records: list[ScoredEpisode] = []
     lines: list[str] = []
+    chained: list[str] = []  # the accepted lines' MACs, in file order
     refused: list[Refused] = []
+    unchained = 0  # the first line refused for not following the chain
     path = out / RESULTS_FILE
-    if not path.exists():
-        return ReadBack((), (), ())
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(_lines(handle), start=1):
-            text = raw.decode("utf-8", "replace").rstrip("\n")
-            if not text.strip():
-                continue
-            reason, record = _check(text, secret, expected, tasks, next_attempt, closed)
-            if record is None:
-                refused.append(Refused(number, reason, text))
-                continue
-            next_attempt[record.task_id] = record.attempt + 1
-            if record.final:
-                closed.add(record.task_id)
-            records.append(record)
-            lines.append(text)
-    return ReadBack(tuple(records), tuple(refused), tuple(lines))
+    if path.exists():
+        with open(path, "rb") as handle:
+            for number, raw in enumerate(_lines(handle), start=1):
+                text = raw.decode("utf-8", "replace").rstrip("\n")
+                if not text.strip():
+                    continue
+                tip = chained[-1] if chained else GENESIS
+                reason, record = _check(text, key, tip, expected, tasks, next_attempt, closed)
+                if record is None:
+                    refused.append(Refused(number, reason, text))
+                    if reason.startswith("broken chain") and not unchained:
+                        unchained = number
+                    continue
+                next_attempt[record.task_id] = record.attempt + 1
+                if record.final:
+                    closed.add(record.task_id)
+                records.append(record)
+                lines.append(text)
+                chained.append(record.mac)
+    # A repeated or moved line is refused and changes nothing; the chain is broken only
+    # when what it holds stops short of what the head recorded.
+    broken = short_of(read_anchor(identity.run_id), chained)
+    if broken and unchained:
+        broken = (
+            f"results.jsonl line {unchained} does not follow the line before it (lines were "
+            f"deleted or moved there); {broken}"
+        )
+    return ReadBack(tuple(records), tuple(refused), tuple(lines), broken)
 
 
 def _lines(handle: BinaryIO) -> Iterator[bytes]:
@@ -143,7 +178,8 @@ def read_records(out: Path) -> list[ScoredEpisode]:
 
 def _check(
     text: str,
-    secret: bytes,
+    key: bytes,
+    tip: str,
     expected: tuple[str, str, str],
     tasks: set[str],
     next_attempt: dict[str, int],
@@ -155,8 +191,14 @@ def _check(
         return "not JSON: a line torn by a crash, or not a record", None
     if not isinstance(fields, dict):
         return "not JSON: not an object", None
-    if not mac_holds(fields, secret):
-        return "bad MAC: not written by this run's scorer, or changed since", None
+    if not mac_holds(fields, key):
+        return "bad MAC: not written by this run's recorder, or changed since", None
+    if fields.get("prev") != tip:
+        return (
+            "broken chain: it does not follow the line accepted before it (a line was "
+            "deleted, moved or repeated)",
+            None,
+        )
     try:
         record = ScoredEpisode.model_validate(fields)
     except ValidationError as exc:
@@ -191,3 +233,14 @@ def set_aside(out: Path, back: ReadBack) -> None:
         log.close()
     body = "".join(line + "\n" for line in back.lines)
     write_atomically(out / RESULTS_FILE, body)
+
+
+def reanchor(run_id: str, back: ReadBack) -> None:
+    """Move the head's anchor to the end of a chain that reached it (a crash between a
+    line and its anchor leaves the anchor one line behind), so the recorder continues
+    the chain from the file's last line."""
+    if back.broken or not back.records:
+        return
+    tip = ChainTip(len(back.records), back.records[-1].mac)
+    if tip.lines > read_anchor(run_id).lines:
+        write_anchor(run_id, tip)

@@ -5,9 +5,10 @@ note the scorer hands back to the driver.
 `ScoredEpisode` is the one record of how an episode went and scored; every number a
 report shows is computed from these lines. It is schema-versioned (readers refuse a
 version they do not know) and sealed like the score it carries: it never leaves the
-head process that writes it. Every line carries a MAC under the run's secret
-(record_mac.py), and every number in it is range-checked whenever a line is read back,
-so a line nobody's scorer wrote cannot get into a report.
+head process that writes it. Every line carries a MAC under the run's key (record_mac.py)
+and the MAC of the line before it (record_chain.py), and every number in it is
+range-checked whenever a line is read back, so a line nobody's scorer wrote cannot get
+into a report, and one that was deleted or moved is noticed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from orchestrator.agents.types import (
 #: The status of an attempt that brought back no episode (its failure class says why).
 NoResult = Literal["lost", "generation_error", "node_lost"]
 #: 2: a MAC per line, the config digest, capped messages with their length.
-RECORD_VERSION = 2
+#: 3: the MAC is under a key derived from the head's secret (not kept in the folder) and
+#: each line carries the MAC of the one before it (`prev`: a hash chain).
+RECORD_VERSION = 3
 _MAX_SECONDS = MAX_EPISODE_SECONDS
 
 
@@ -60,7 +63,7 @@ class ScoredEpisode(Sealed, EpisodeStats):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
     run_id: str
     config_digest: str
     task_id: str
@@ -107,7 +110,9 @@ class ScoredEpisode(Sealed, EpisodeStats):
     #: queueing and transfer (the runner's overhead for this attempt).
     overhead_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
     finished_at: float = Field(0.0, ge=0)
-    #: HMAC-SHA256 of the rest of the line under the run's secret (record_mac.py).
+    #: The MAC of the line written before this one (record_chain.GENESIS for the first).
+    prev: str = ""
+    #: HMAC-SHA256 of the rest of the line under the run's key (record_mac.py).
     mac: str = ""
 
     @model_validator(mode="after")

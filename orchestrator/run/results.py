@@ -1,8 +1,11 @@
 """The run folder: durable results, resume bookkeeping, and what may be published.
 
-    run.json          the run's identity (config, key fingerprint, task ids); written once
-    run.secret        the key of the MAC on every results line (record_mac.py)
-    results.jsonl     one ScoredEpisode per finished attempt, appended, flushed, fsynced
+    run.json          the run's identity (config, key fingerprint, task ids) and its MAC;
+                      written once
+    results.jsonl     one ScoredEpisode per finished attempt, appended, flushed, fsynced,
+                      each line MACed and chained to the one before (record_mac.py,
+                      record_chain.py: the key and the chain's anchor are in the head's
+                      private state folder, never in the run folder)
     results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
     summary.json      redacted aggregates      \\
@@ -27,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.scoring.version import UNVERSIONED
 from orchestrator.errors import RunFolderError
@@ -36,8 +39,10 @@ RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 #: Files that stay on the head: they hold task ids (and, with them, everything a
-#: secret-key run must not publish), or the run's secret.
-HEAD_ONLY = (RUN_FILE, "run.secret", RESULTS_FILE, "results.rejected.jsonl", TRANSCRIPTS_FILE)
+#: secret-key run must not publish).
+HEAD_ONLY = (RUN_FILE, RESULTS_FILE, "results.rejected.jsonl", TRANSCRIPTS_FILE)
+#: Run ids name nothing on disk, but they appear in file names of exports and logs.
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 #: Modes of everything a run writes: only the operator reads a run.
 FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
@@ -47,13 +52,28 @@ class RunIdentity(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    run_id: str
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
     config_digest: str
     key_fingerprint: str
     task_ids: tuple[str, ...]
     config: dict[str, Any]
     #: The reward version the run scores with; a run.json without one is version 1's.
     reward_version: int = UNVERSIONED
+    #: HMAC of the rest under the run's key (record_mac.py); '' before records version 3.
+    mac: str = ""
+
+    def _fields(self) -> dict[str, Any]:
+        return {"run.json": self.model_dump(mode="json", exclude={"mac"})}
+
+    def sealed(self, key: bytes) -> RunIdentity:
+        from orchestrator.run.record_mac import mac_of
+
+        return self.model_copy(update={"mac": mac_of(self._fields(), key)})
+
+    def sealed_by(self, key: bytes) -> bool:
+        from orchestrator.run.record_mac import mac_holds
+
+        return bool(self.mac) and mac_holds({**self._fields(), "mac": self.mac}, key)
 
 
 def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
@@ -106,17 +126,18 @@ def private_folder(path: Path) -> Path:
     return path
 
 
-def create_folder(out: Path, identity: RunIdentity) -> None:
-    """Write run.json and the run's secret for a new run (once everything else has
-    been checked)."""
-    from orchestrator.run.record_mac import create_secret
+def create_folder(out: Path, identity: RunIdentity) -> RunIdentity:
+    """Write run.json, sealed under the run's key, for a new run (once everything else
+    has been checked); returns the identity as run.json holds it (a resumed run's
+    folder already has one)."""
+    from orchestrator.run.record_mac import run_key
 
-    run_file = out / RUN_FILE
-    if run_file.exists():
-        return
+    if identity.mac or (out / RUN_FILE).exists():  # a resume: run.json is written once
+        return identity
     private_folder(out)
-    create_secret(out)
-    write_atomically(run_file, identity.model_dump_json(indent=2) + "\n")
+    sealed = identity.sealed(run_key(identity.run_id))
+    write_atomically(out / RUN_FILE, sealed.model_dump_json(indent=2) + "\n")
+    return sealed
 
 
 def private_file(path: Path, mode: str = "w") -> IO[Any]:

@@ -18,8 +18,7 @@ from pydantic import ValidationError
 
 from orchestrator.agents.stored_text import MAX_STORED_CHARS, MAX_TRANSCRIPT_MESSAGES
 from orchestrator.errors import RunFolderError
-from orchestrator.run.read_back import read_back, run_identity
-from orchestrator.run.record_mac import load_secret
+from orchestrator.run.read_back import folder_key, read_back, run_identity
 from orchestrator.run.records import ScoredEpisode, TranscriptLine
 from orchestrator.run.results import TRANSCRIPTS_FILE, RunIdentity
 from orchestrator.run.summary import RunSummary
@@ -40,7 +39,7 @@ class RunFolder:
     transcripts: dict[tuple[str, int], list[dict[str, Any]]]
     #: summary.json when the run wrote one (an interrupted run has none).
     summary: RunSummary | None
-    #: The run's MAC secret: the key of the opaque sample ids of a secret-key run.
+    #: The run's MAC key: the key of the opaque sample ids of a secret-key run.
     secret: bytes
     refused_lines: int
     skipped_transcripts: int
@@ -60,10 +59,10 @@ def open_run_folder(path: Path) -> RunFolder:
     if not path.is_dir():
         raise RunFolderError(f"{path} is not a run folder (no such directory)")
     identity = run_identity(path)
-    secret = load_secret(path)
-    if secret is None:
-        raise RunFolderError(f"{path} has no run secret: its records cannot be verified")
+    secret = folder_key(path, identity)
     back = read_back(path, identity)
+    if back.broken:
+        raise RunFolderError(f"{path}: {back.broken}")
     recorded = {(r.task_id, r.attempt) for r in back.records}
     transcripts, skipped = _transcripts(path / TRANSCRIPTS_FILE, recorded)
     summary = None

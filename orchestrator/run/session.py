@@ -24,7 +24,7 @@ from orchestrator.run.dispatcher import Dispatcher, Tally
 from orchestrator.run.display import LiveView
 from orchestrator.run.head_key import remove_key_file, write_key_file
 from orchestrator.run.leftovers import reap_dead_runs
-from orchestrator.run.read_back import REJECTED_FILE, read_back, set_aside
+from orchestrator.run.read_back import REJECTED_FILE, read_back, reanchor, set_aside
 from orchestrator.run.records import Progress
 from orchestrator.run.report import write_outputs
 from orchestrator.run.results import RunIdentity, check_folder, create_folder, dump_json
@@ -81,6 +81,12 @@ def execute(
         if back.refused:
             set_aside(config.out, back)
             console.print(f"resume: {back.refusals()}; kept in {config.out / REJECTED_FILE}")
+        if back.broken:  # genuine lines are missing: running their tasks again would re-roll
+            raise RunFolderError(
+                f"--resume refused: {back.broken}; refused lines are kept in "
+                f"{config.out / REJECTED_FILE}"
+            )
+        reanchor(identity.run_id, back)
     todo = [t for t in task_ids if t not in done]
     if resume:
         console.print(f"resuming {identity.run_id}: {len(done)} done, {len(todo)} to run")
@@ -89,7 +95,7 @@ def execute(
         cluster = connect(config.address, timeout_s=config.connect_timeout_s)
         dispatcher: Dispatcher | None = None
         try:
-            create_folder(config.out, identity)
+            identity = create_folder(config.out, identity)
             view = LiveView(console, len(task_ids), f"{config.agent} on {config.split}")
 
             def on_progress(tally: Tally, progress: Progress | None) -> None:

@@ -1,11 +1,16 @@
 """The local sandbox's writable places on the host, and who owns them.
 
-Each sandbox gets a directory `<tmp>/causal-gym-sandboxes/<id>`. As root, a tmpfs of
-the sandbox's disk size is mounted at `<dir>/scratch`, holding `workspace/`, `tmp/`
-and `shm/` (bound into the sandbox as /workspace, /tmp and /dev/shm), so the three
-together can never hold more than the disk limit. Unprivileged, the same folders are
-plain directories (the workspace then has no quota; /tmp and /dev/shm are sized
-tmpfs mounts bubblewrap makes itself).
+Each sandbox gets a directory `<state>/sandboxes/<id>` in the caller's private state
+folder (private_state.py: 0700, checked; never a world-writable place another user
+could pre-create or race). As root, a tmpfs of the sandbox's disk size is mounted at
+`<dir>/scratch` (mounts.py: on a descriptor, never on a path), holding `workspace/`,
+`tmp/` and `shm/` (bound into the sandbox as /workspace, /tmp and /dev/shm), so the
+three together can never hold more than the disk limit. Unprivileged, the same
+folders are plain directories (the workspace then has no quota; /tmp and /dev/shm are
+sized tmpfs mounts bubblewrap makes itself).
+
+Every folder is made with `mkdir` relative to its parent's descriptor and opened with
+O_NOFOLLOW, so no link is followed on the way, whatever anyone does meanwhile.
 
 The id starts with an owner token, `<pid>.<process start time>`, so a reaper can tell
 the sandboxes of a dead runner (reap them) from those of a live one (never touch) even
@@ -17,20 +22,21 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import SandboxError
 from orchestrator.owners import owner_token
+from orchestrator.private_state import state_folder
 from orchestrator.sandbox.host_files import remove_tree
+from orchestrator.sandbox.mounts import is_mounted, mount_tmpfs_on, unmount
 
 SUBDIRS = ("workspace", "tmp", "shm")
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def sandboxes_dir() -> Path:
-    return Path(tempfile.gettempdir()) / "causal-gym-sandboxes"
+    return state_folder("sandboxes")
 
 
 def owner_of(sandbox_id: str) -> str:
@@ -42,11 +48,12 @@ def new_sandbox_id() -> str:
     return f"{owner_token()}.{secrets.token_hex(6)}"
 
 
-def _mounted(path: Path) -> bool:
-    target = str(path)
-    with contextlib.suppress(OSError), open("/proc/self/mounts") as mounts:
-        return any(line.split()[1] == target for line in mounts)
-    return False
+def _new_dir(parent_fd: int, name: str, mode: int) -> int:
+    """Make `name` (it must not exist) and open it without following a link."""
+    os.mkdir(name, mode, dir_fd=parent_fd)
+    fd = os.open(name, _DIRECTORY, dir_fd=parent_fd)
+    os.fchmod(fd, mode)  # whatever the umask took away
+    return fd
 
 
 @dataclass
@@ -68,26 +75,40 @@ class Scratch:
         return self.root / name
 
     def create(self, disk_mb: int, uid: int, mount: bool) -> None:
-        base = sandboxes_dir()
-        base.mkdir(mode=0o711, exist_ok=True)
-        self.path.mkdir(mode=0o711)
-        self.root.mkdir(mode=0o711)
-        if mount:
-            options = f"size={disk_mb}m,mode=0711,nosuid,nodev"
-            done = subprocess.run(
-                ["mount", "-t", "tmpfs", "-o", options, "causal-gym-scratch", str(self.root)],
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode != 0:
-                self.destroy()
-                raise SandboxError(f"cannot mount the sandbox's tmpfs: {done.stderr.strip()}")
-        for name, mode in zip(SUBDIRS, (0o755, 0o1777, 0o1777), strict=True):
-            folder = self.place(name)
-            folder.mkdir()
-            os.chmod(folder, mode)
-            if uid != os.geteuid():
-                os.chown(folder, uid, uid)
+        base = os.open(self.path.parent, _DIRECTORY)
+        made: list[int] = [base]
+        try:
+            own = _new_dir(base, self.path.name, 0o711)
+            made.append(own)
+            mount_point = _new_dir(own, "scratch", 0o711)
+            made.append(mount_point)
+            if mount:
+                mount_tmpfs_on(mount_point, disk_mb)
+            # reopened by name from its parent: now the mounted tmpfs, not the folder under it
+            scratch = os.open("scratch", _DIRECTORY, dir_fd=own)
+            made.append(scratch)
+            for name, mode in zip(SUBDIRS, (0o755, 0o1777, 0o1777), strict=True):
+                folder = _new_dir(scratch, name, mode)
+                made.append(folder)
+                if uid != os.geteuid():
+                    os.fchown(folder, uid, uid)
+        except BaseException as exc:
+            self._close(made)
+            made.clear()  # closed before the unmount: an open root keeps a mount busy
+            self.destroy()
+            if isinstance(exc, OSError):
+                raise SandboxError(
+                    f"cannot make the sandbox's folders: {exc.strerror or exc}"
+                ) from exc
+            raise
+        finally:
+            self._close(made)
+
+    @staticmethod
+    def _close(descriptors: list[int]) -> None:
+        for fd in descriptors:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def free_bytes(self) -> int:
         try:
@@ -98,10 +119,8 @@ class Scratch:
 
     def destroy(self) -> None:
         """Unmount and remove; safe to call twice and on a half-made sandbox."""
-        if _mounted(self.root):
-            done = subprocess.run(["umount", str(self.root)], capture_output=True)
-            if done.returncode != 0:  # still busy: detach it, the kernel frees it later
-                subprocess.run(["umount", "-l", str(self.root)], capture_output=True)
+        if is_mounted(self.root):
+            unmount(self.root)
         try:
             remove_tree(self.path)
         except OSError as exc:
