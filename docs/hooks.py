@@ -17,10 +17,13 @@ SERVED = (
     "causal_gym/audit_report*.png",
     "docs/audits/*",
     "docs/baselines/*/*",
+    "docs/baselines/*/logs/*.eval",
     "docs/benchmarks/*",
     "docs/demo/*",
     "docs/images/*",
     "docs/stream-openapi-v1.json",
+    "configs/kuberay/*",
+    "orchestrator/sandbox/analyst.Dockerfile",
 )
 
 

@@ -4,6 +4,7 @@ builds strictly, and tables of numbers that equal the committed JSON they report
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,13 +44,42 @@ def test_a_hand_edited_table_is_caught() -> None:
         docs_tables.render("<!-- table: nope -->\n\n<!-- /table -->")
 
 
-def test_the_site_builds_strictly(tmp_path: Path) -> None:
-    """mkdocs-material, every link and anchor checked (docs/mkdocs.yml is strict)."""
-    proc = subprocess.run(
-        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict", "-q",
-         "-f", str(ROOT / "docs" / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+def build_site(docs: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """`mkdocs build --strict` at its default log level: its WARNING lines are what the
+    strict mode counts, so no quiet flag may hide them (with -q a site with three broken
+    links once passed)."""
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict",
+         "-f", str(docs / "mkdocs.yml"), "-d", str(site)],
         capture_output=True, text=True, timeout=300, env={"NO_MKDOCS_2_WARNING": "1", "PATH": ""},
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def warnings_of(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in (proc.stdout + proc.stderr).splitlines() if "WARNING" in line]
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """mkdocs-material, every link and anchor checked (docs/mkdocs.yml is strict), and
+    not one warning printed."""
+    proc = build_site(ROOT / "docs", tmp_path / "site")
+    assert proc.returncode == 0 and not warnings_of(proc), warnings_of(proc) or proc.stderr[-3000:]
     for page in ("tasks", "audits", "baselines", "runs"):
         assert "<table>" in (tmp_path / "site" / page / "index.html").read_text()
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    """The check above can fail: the same docs with one link to a file that is not
+    served abort the strict build, and its warning names the link."""
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    hooks = docs / "hooks.py"  # it serves this repository's files, not the copy's
+    hooks.write_text(hooks.read_text().replace(
+        "ROOT = Path(__file__).resolve().parents[1]", f"ROOT = Path({str(ROOT)!r})"
+    ))  # fmt: skip
+    page = docs / "pages" / "kubernetes.md"
+    page.write_text(page.read_text() + "\n[gone](repo/configs/kuberay/no-such.yaml)\n")
+    proc = build_site(docs, tmp_path / "site")
+    assert proc.returncode != 0
+    found = warnings_of(proc)
+    assert found and all("no-such.yaml" in line for line in found), proc.stderr[-2000:]
