@@ -64,10 +64,16 @@ def free_port() -> int:
 def reap_stale_logs(directory: Path | None = None) -> None:
     """Remove the logs of launchers that died without stopping their server (a
     SIGKILL leaves the log; pdeathsig has already taken the server). `directory`
-    defaults to the temporary directory, where servers write their logs."""
+    defaults to the temporary directory, where servers write their logs (made by
+    mkstemp); only the caller's own files are removed, whatever another user names a
+    file there."""
     for path in (directory or Path(tempfile.gettempdir())).glob(f"{LOG_PREFIX}*.log"):
         token = path.name.removeprefix(LOG_PREFIX).rpartition("-")[0]
-        if token and not owner_alive(token):
+        try:
+            mine = path.lstat().st_uid == os.geteuid()
+        except OSError:
+            continue
+        if mine and token and not owner_alive(token):
             path.unlink(missing_ok=True)
 
 

@@ -54,6 +54,23 @@ def decoys() -> Iterator[list[subprocess.Popen[bytes]]]:
             proc.wait()
 
 
+def test_the_state_folder_is_named_once_and_persistent_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.private_state import configured_root
+
+    monkeypatch.delenv(STATE_ENV_VAR, raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert configured_root() == tmp_path / "home" / ".local" / "state" / "causal-gym"
+    made = state_root()
+    assert made == configured_root() and made.stat().st_mode & 0o777 == 0o700
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert configured_root() == tmp_path / "xdg" / "causal-gym"
+    monkeypatch.setenv(STATE_ENV_VAR, str(tmp_path / "named"))
+    assert configured_root() == tmp_path / "named"
+
+
 @root_only
 def test_the_state_folder_refuses_what_someone_else_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
