@@ -807,6 +807,9 @@ def test_each_ray_container_writes_only_to_its_volumes_and_keeps_its_state() -> 
         assert _process(spec, init) == _process(spec, ray_container), name
         # the kubelet must not make the state folder group-writable again at each start
         assert spec["securityContext"]["fsGroupChangePolicy"] == "OnRootMismatch", name
+    head = _containers(dict(_groups())["head"])[0]
+    env = {e["name"]: e.get("value") for e in head["env"]}
+    assert env["MPLCONFIGDIR"].startswith("/tmp/")  # the report's plots, off ~/.config
 
 
 def test_the_worker_groups_can_run_their_sandboxes() -> None:
