@@ -785,11 +785,20 @@ def test_the_stream_service_reaches_the_head_s_stream_port_and_nothing_else() ->
     assert _service_problems(_load()) == []
 
 
-def test_each_ray_container_writes_only_to_its_volumes_and_keeps_its_state() -> None:
-    """A read-only root: /tmp is an emptyDir, and the private state folder
-    (~/.local/state) a subPath folder that the `state-folder` init container made
-    0700 as the same user, on the runs volume on the head (the records' head secret
-    must outlive the pod) and on an emptyDir on workers."""
+def test_each_ray_container_writes_only_to_its_volumes_and_keeps_its_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A read-only root: /tmp is an emptyDir, and the private state folder's parent
+    (where orchestrator/private_state.py looks in a container whose HOME is /home/ray)
+    a subPath folder that the `state-folder` init container made 0700 as the same
+    user, on the runs volume on the head (the records' head secret must outlive the
+    pod) and on an emptyDir on workers."""
+    from orchestrator.private_state import STATE_ENV_VAR, configured_root
+
+    monkeypatch.setenv("HOME", "/home/ray")
+    monkeypatch.delenv(STATE_ENV_VAR, raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    state_parent = str(configured_root().parent)
     for name, group in _groups():
         spec = group["template"]["spec"]
         volumes = {v["name"]: v for v in spec["volumes"]}
@@ -797,7 +806,9 @@ def test_each_ray_container_writes_only_to_its_volumes_and_keeps_its_state() -> 
         mounts = {m["mountPath"]: m for m in ray_container["volumeMounts"]}
         assert ray_container["securityContext"]["readOnlyRootFilesystem"] is True, name
         assert "emptyDir" in volumes[mounts["/tmp"]["name"]], name
-        state = mounts["/home/ray/.local/state"]
+        env = {e["name"] for e in ray_container["env"]}
+        assert not env & {STATE_ENV_VAR, "XDG_STATE_HOME", "HOME"}, name
+        state = mounts[state_parent]
         kind = "persistentVolumeClaim" if name == "head" else "emptyDir"
         assert kind in volumes[state["name"]], name
         (init,) = [c for c in spec["initContainers"] if c["name"] == "state-folder"]
