@@ -34,7 +34,7 @@ from causal_gym.wire import TaskWire
 from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
 from orchestrator.run.head_key import load_key_file
-from orchestrator.run.record_chain import ChainTip, read_anchor, sealed_line, write_anchor
+from orchestrator.run.record_chain import AnchorLog, ChainTip, read_anchor, sealed_line
 from orchestrator.run.record_mac import run_key
 from orchestrator.run.records import (
     Attempt,
@@ -153,6 +153,7 @@ class Recorder:
         self._state = Path(state_dir)
         self._key = run_key(run_id, self._state)
         self._tip = read_anchor(run_id, self._state)
+        self._anchors = AnchorLog(run_id, self._state)
         self.results = DurableLog(Path(out) / RESULTS_FILE)
         self.transcripts = DurableLog(Path(out) / TRANSCRIPTS_FILE, sync=False)
 
@@ -193,7 +194,7 @@ class Recorder:
         sealed, mac = sealed_line(record, self._key, self._tip.mac)
         self.results.append(sealed)
         self._tip = ChainTip(self._tip.lines + 1, mac)
-        write_anchor(self.run_id, self._tip, self._state)
+        self._anchors.append(self._tip)
         if result is not None and result.transcript:
             line = TranscriptLine(
                 run_id=self.run_id,
@@ -221,3 +222,4 @@ class Recorder:
     def close(self) -> None:
         self.results.close()
         self.transcripts.close()
+        self._anchors.close()
