@@ -5,10 +5,17 @@ where the key is (only in the supply workers), and a client without Ray."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import os
 import re
+import resource
+import selectors
 import signal
+import socket
+import ssl
+import stat
 import subprocess
 import sys
 import time
@@ -202,8 +209,8 @@ def test_a_hostile_consumer_gets_tasks_and_rewards_and_nothing_else(
     replies: list[bytes] = []
     before = alpha.operator().status()
 
-    def send(method: str, path: str, headers: dict[str, str] | None = None, **kw: Any) -> Any:
-        reply = httpx.request(method, alpha.url + path, headers=headers or bearer, timeout=60, **kw)
+    def send(method: str, path: str, headers: Any = None, url: str = alpha.url, **kw: Any) -> Any:
+        reply = httpx.request(method, url + path, headers=headers or bearer, timeout=60, **kw)
         replies.append(reply.content)
         return reply
 
@@ -219,7 +226,12 @@ def test_a_hostile_consumer_gets_tasks_and_rewards_and_nothing_else(
             "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}}}),
     ]  # fmt: skip
     for method, path, kw in attacks:
+        # on the consumers' listener the operator's routes are not there at all; on the
+        # operator's (loopback) listener a consumer token is the wrong role
         reply = send(method, path, **kw)
+        assert reply.status_code == 404, (path, reply.text)
+        assert reply.json()["error"]["code"] == "not_found"
+        reply = send(method, path, url=alpha.operator_url, **kw)
         assert reply.status_code == 403, (path, reply.text)
         assert reply.json()["error"]["code"] == "forbidden"
     assert not sink.exists() and not (REPO / "stolen.key").exists()
@@ -239,6 +251,11 @@ def test_a_hostile_consumer_gets_tasks_and_rewards_and_nothing_else(
         (send("POST", "/v1/tasks/pull", json={"n": 3, "extra": 1}), 400),
         (send("POST", "/v1/episodes/pull", json={"n": 1}), 400),
         (send("GET", "/v1/tasks/everything"), 404),
+        (send("POST", "/v1/tasks/pull", json={"n": "1"}), 400),
+        (send("POST", "/v1/tasks/pull", json={"n": True}), 400),
+        (send("POST", "/v1/tasks/pull", json={"n": 1, "group": 2.0}), 400),
+        (send("POST", "/v1/tasks/pull", json={"n": 1}, headers=[
+            ("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {token}")]), 400),
     ]  # fmt: skip
     for reply, status in bad:
         assert reply.status_code == status, reply.text
@@ -296,12 +313,13 @@ def test_episode_mode_buffers_within_the_bound_and_passes_logprobs_unchanged(
     streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
 ) -> None:
     alpha = streams["alpha"]
-    key_file = tmp_path / "model.key"
-    key_file.write_text("sk-model-server-key\n")
+    # the endpoint's key: a file of the stream's endpoint-secrets folder (by default its
+    # state folder), named by its bare name
+    (alpha.state_dir / "model.key").write_text("sk-model-server-key\n")
     with ScriptedOpenAIServer(ServerScript(replay)) as server:
         settings = {
             "endpoint": {"base_url": server.base_url, "model": "scripted", "logprobs": True,
-                         "top_logprobs": 0, "api_key_file": str(key_file)},
+                         "top_logprobs": 0, "api_key_file": "model.key"},
             "batch_size": 2, "buffer_factor": 2.0, "policy_version": 1,
         }  # fmt: skip
         config = tmp_path / "episodes.json"
@@ -319,7 +337,15 @@ def test_episode_mode_buffers_within_the_bound_and_passes_logprobs_unchanged(
         with alpha.client(tokens["alpha/one"]) as client:
             with pytest.raises(StreamError, match="at most 4"):
                 client.pull_episodes(10)
-            client.set_policy_version(2)
+            # a consumer cannot move the version every consumer's rollouts carry
+            reply = httpx.post(
+                alpha.url + "/v1/episodes/policy-version", json={"version": 7}, timeout=30,
+                headers={"Authorization": f"Bearer {tokens['alpha/one']}"},
+            )  # fmt: skip
+            assert reply.status_code == 403 and "operator" in reply.json()["error"]["message"]
+            assert operator.status().policy_version == 1
+            moved = alpha.cli("policy-version", "2")  # the operator's, after a weight push
+            assert moved.returncode == 0 and json.loads(moved.stdout)["policy_version"] == 2
             stale_before = operator.status().episodes_stale
             fresh = client.pull_episodes(4, min_policy_version=2, timeout_s=60)
         assert fresh and all(r.policy_version == 2 for r in fresh)
@@ -505,8 +531,9 @@ def test_a_client_without_ray_pulls_and_scores(
 
 def test_the_openapi_schema_is_versioned_and_committed(streams: dict[str, Stream]) -> None:
     served = httpx.get(streams["alpha"].url + "/openapi.json", timeout=30).json()
-    # 1.1: group pulls; 1.2: reward_version; 1.3: episode retries; 1.4: node loss counts
-    assert served["info"]["version"] == "1.4.0"
+    # 1.1: group pulls; 1.2: reward_version; 1.3: episode retries; 1.4: node loss counts;
+    # 1.5: a head shared with other users (types.py's API_VERSION says what changed)
+    assert served["info"]["version"] == "1.5.0"
     assert all(path.startswith("/v1/") for path in served["paths"])
     committed = json.loads((REPO / "docs" / "stream-openapi-v1.json").read_text())
     assert served == committed, "the API changed: regenerate docs/stream-openapi-v1.json"
@@ -538,10 +565,21 @@ def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
     have is refused by name instead of scored."""
     from causal_gym.reference.answer import files_answer
 
-    gamma = start_stream("gamma", tmp_path / "gamma", "--families",
-                         "cate,mediation,obs_vs_rct", "--workers", "1")  # fmt: skip
+    # served over TLS (as on the KubeRay head), with a certificate made here
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+         "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+         "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    tls = ("--ssl-certfile", str(cert), "--ssl-keyfile", str(key))
+    families = ("--families", "cate,mediation,obs_vs_rct")
+    gamma = start_stream("gamma", tmp_path / "gamma", *families, "--workers", "1", *tls)
+    assert gamma.url.startswith("https://") and gamma.operator_url.startswith("http://127.0.0.1:")
+    trusted = ssl.create_default_context(cafile=str(cert))
     try:
-        with gamma.client(gamma.mint("t")) as client:
+        with gamma.client(gamma.mint("t"), verify=trusted) as client:
             first: dict[str, Any] = {}
             for task in client.pull_tasks(6):
                 first.setdefault(task.family.value, task)
@@ -557,18 +595,290 @@ def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
         gamma.stop()
     assert not (tmp_path / "gamma" / "stream.json").exists()
     assert not (tmp_path / "gamma" / "operator.token").exists()
+    # the audit log stays, and ends with who stopped the stream
+    assert [r["event"] for r in gamma.audit()[-2:]] == ["stop", "stopped"]
+    assert gamma.audit()[-2]["client"] == "127.0.0.1"
 
 
 def test_bad_serve_options_are_one_line(tmp_path: Path) -> None:
     from tests.support.streams import stream_cli
 
+    folder = tmp_path / "s"
     for args, fragment in (
         (["--families", "ate,nope"], "unknown families ['nope']"),
         (["--sandbox", "vm"], "unknown sandbox 'vm'"),
         (["--ssl-certfile", "/x"], "needs both"),
+        (["--ssl-certfile", "/x", "--ssl-keyfile", "/y"], "cannot load the TLS certificate /x"),
+        (["--host", "no such host"], "cannot resolve host 'no such host'"),
+        (["--operator-host", "no such host"], "cannot resolve host 'no such host'"),
+        (["--host", "0.0.0.0"], "--host 0.0.0.0 is not loopback"),
+        (["--operator-host", "0.0.0.0"], "--operator-host 0.0.0.0 is not loopback"),
+        (["--max-handles", "5", "--max-handles-per-consumer", "10"], "is above --max-handles 5"),
+        (["--header-timeout", "0"], "--header-timeout is a number of seconds"),
+        (["--endpoint-secrets", str(tmp_path / "none")], "endpoint-secrets folder"),
     ):
-        done = stream_cli("serve", "bad", "--state-dir", str(tmp_path / "s"), *args)
+        done = stream_cli("serve", "bad", "--state-dir", str(folder), *args)
         assert done.returncode == 2 and fragment in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1
+        assert not folder.exists()  # nothing written, nothing left
+    # `start` runs `serve` in the background: the same line, and no folder left either
+    done = stream_cli("start", "bad", "--state-dir", str(folder), "--host", "no such host")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot resolve host" in done.stderr and not folder.exists()
     done = stream_cli("status", "nothing-here", "--state-dir", str(tmp_path / "none"))
     assert done.returncode == 2 and "no running stream" in done.stderr
+    done = stream_cli("episodes", "nothing-here", "--config", "/dev/zero")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "is not a regular file" in done.stderr
+
+
+# --- a head shared with other users (issue 34) -----------------------------------------
+def test_episode_mode_sends_no_file_of_the_head_to_an_endpoint(
+    streams: dict[str, Stream], tmp_path: Path
+) -> None:
+    """The attack: point api_key_file at the stream's exported key and at Ray's auth
+    token (by path, through links in the allowed folder, as copies), with base_url a
+    listener of ours. Each is refused with one line and the listener hears nothing."""
+    alpha = streams["alpha"]
+    exported = tmp_path / "exported.key"
+    assert alpha.cli("export-key", "--to", str(exported)).returncode == 0
+    ray_token = Path.home() / ".ray" / "auth_token"
+    assert ray_token.is_file()  # the stream's Ray made it (token authentication)
+    inside = alpha.state_dir  # the default endpoint-secrets folder
+    planted = {"to-key": exported, "to-ray": ray_token}
+    for name, target in planted.items():
+        (inside / name).symlink_to(target)
+    (inside / "copied-key").write_text(exported.read_text())
+    (inside / "copied-ray").write_text(ray_token.read_text())
+    os.link(exported, inside / "hard-key")
+    names = [str(exported), str(ray_token), f"../{alpha.state_dir.name}/to-key", *planted,
+             "copied-key", "copied-ray", "hard-key", "operator.token", "stream.json"]  # fmt: skip
+    try:
+        with ScriptedOpenAIServer(ServerScript(replay)) as listener:
+            for name in names:
+                settings = {"endpoint": {"base_url": listener.base_url, "model": "m",
+                                         "api_key_file": name}}  # fmt: skip
+                with pytest.raises(StreamError, match="api_key_file") as caught:
+                    alpha.operator().configure(settings)
+                assert caught.value.code == "bad_request" and "\n" not in str(caught.value)
+                config = tmp_path / "episodes.json"
+                config.write_text(json.dumps(settings))
+                done = alpha.cli("episodes", "--config", str(config))
+                assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+            time.sleep(2)
+            assert listener.script.requests == []
+    finally:
+        for name in (*planted, "copied-key", "copied-ray", "hard-key"):
+            (inside / name).unlink(missing_ok=True)
+
+
+def _connect(port: int, source: str, partial: bytes = b"GET /v1/health HTTP/1.1\r\n") -> Any:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    sock.sendall(partial)
+    return sock
+
+
+def _wait_closed(socks: list[Any], seconds: float) -> list[Any]:
+    """The sockets the server ended within `seconds` (the rest stay open)."""
+    ended: list[Any] = []
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
+        deadline = time.monotonic() + seconds
+        while len(ended) < len(socks) and (left := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(timeout=left):
+                try:
+                    data = key.fileobj.recv(4096)  # type: ignore[union-attr]
+                except (ConnectionResetError, BlockingIOError):
+                    data = b""
+                if not data:
+                    selector.unregister(key.fileobj)
+                    ended.append(key.fileobj)
+    return ended
+
+
+def test_two_thousand_slow_clients_leave_the_stream_answering(streams: dict[str, Stream]) -> None:
+    """The attack: connections that never finish their headers (2,000 from twenty
+    loopback addresses, and 200 more from one) while someone else asks /v1/health.
+    Health answers within a second throughout, the 72 past the per-address cap are
+    closed at once, the rest at the header timeout, and the logs stay small."""
+    alpha = streams["alpha"]
+    port = int(alpha.url.rsplit(":", 1)[1])
+    start = next(r for r in reversed(alpha.audit()) if r["event"] == "start")
+    assert start["max_connections"] >= 2500, "the head's descriptor limit is too low"
+    assert (start["max_connections_per_address"], start["header_timeout_s"]) == (128, 10.0)
+    log, audit_lines = alpha.state_dir / "serve.log", len(alpha.audit())
+    log_before = log.stat().st_size
+    before = alpha.operator().status()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
+    slow: list[Any] = []
+    flood: list[Any] = []
+    try:
+        began = time.monotonic()
+        slow = [_connect(port, f"127.0.1.{i % 20 + 1}") for i in range(2000)]
+        flood = [_connect(port, "127.0.2.1") for _ in range(200)]
+        latencies = []
+        for _ in range(4):
+            asked = time.monotonic()
+            assert httpx.get(alpha.url + "/v1/health", timeout=1).status_code == 200
+            latencies.append(time.monotonic() - asked)
+            time.sleep(0.25)
+        refused = _wait_closed(flood, 1.0)
+        assert _wait_closed(slow, 0.01) == []  # under every cap: none closed early
+        held = alpha.operator().status()
+        print(f"\nslow clients: opened in {time.monotonic() - began:.1f} s, health max "
+              f"{max(latencies) * 1000:.0f} ms, open {held.connections_open}")  # fmt: skip
+        assert len(refused) == 72 and held.connections_refused - before.connections_refused == 72
+        assert held.connections_open >= 2128
+        assert time.monotonic() - began < 10  # all of it before the first could time out
+        rest = [s for s in slow + flood if s not in refused]
+        ended = _wait_closed(rest, began + 10 + 20 - time.monotonic())
+        print(f"closed by the header timeout: {len(ended)} of {len(rest)} after "
+              f"{time.monotonic() - began:.1f} s")  # fmt: skip
+        assert len(ended) == len(rest) == 2128
+        assert time.monotonic() - began > 10 - 1
+    finally:
+        for sock in slow + flood:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    after = alpha.operator().status()
+    assert after.connections_timed_out - before.connections_timed_out >= 2128
+    grown = log.stat().st_size - log_before
+    print(f"serve.log grew {grown} bytes; audit lines {len(alpha.audit()) - audit_lines}")
+    assert grown < 1 << 20 and len(alpha.audit()) - audit_lines <= 2
+
+
+def test_concurrent_pulls_never_pass_a_consumer_s_cap(streams: dict[str, Stream]) -> None:
+    """The attack: eight pulls of 4 at once against a cap of 4 (it once left 32 handles
+    with one consumer). One pull gets its 4, seven are refused, and the consumer's
+    handles, checked after each one arrives, never pass 4."""
+    alpha = streams["alpha"]
+    token = alpha.mint("capped", "--max-handles", "4")
+
+    async def attack() -> tuple[list[Any], list[str], int]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(base_url=alpha.url, headers=headers, timeout=120) as http:
+            handles: list[str] = []  # every handle received
+            unscored: list[str] = []
+            peak = 0
+
+            async def pull(body: dict[str, int]) -> Any:
+                nonlocal peak
+                async with http.stream("POST", "/v1/tasks/pull", json=body) as reply:
+                    if reply.status_code != 200:
+                        await reply.aread()
+                        return reply.json()["error"]["code"]
+                    async for line in reply.aiter_lines():
+                        if line.strip():
+                            data = json.loads(line)
+                            unscored.extend(data.get("handles") or [data["handle"]])
+                            me = (await http.get("/v1/me")).json()
+                            held = me["handles_outstanding"] + me["handles_reserved"]
+                            peak = max(peak, held, len(unscored))
+                            assert held <= 4 and len(unscored) <= 4, (me, unscored)
+                    return "ok"
+
+            results = list(await asyncio.gather(*(pull({"n": 4}) for _ in range(8))))
+            for handle in unscored:
+                await http.post("/v1/tasks/score", json={"handle": handle, "submission": "{}"})
+            handles += unscored
+            unscored.clear()
+            groups = await asyncio.gather(*(pull({"n": 1, "group": 4}) for _ in range(3)))
+            return results + list(groups), handles + unscored, peak
+
+    results, handles, peak = asyncio.run(attack())
+    assert sorted(results) == ["ok"] * 2 + ["too_many"] * 9 and peak == 4
+    assert len(handles) == 8 and len(set(handles)) == 8
+
+
+def test_revoking_a_consumer_ends_its_running_pull(streams: dict[str, Stream]) -> None:
+    """After a revoke, 29 of 30 tasks of the consumer's running pull once still arrived;
+    now the pull ends with an `unauthorized` line and its handles are forgotten."""
+    beta = streams["beta"]
+    operator = beta.operator()
+    got: list[Any] = []
+    with beta.client(beta.mint("doomed")) as client:
+        with pytest.raises(StreamError, match="revoked") as caught:
+            for task in client.iter_tasks(30):
+                got.append(task)
+                if len(got) == 2:
+                    operator.revoke("doomed")
+        assert caught.value.code == "unauthorized"
+        with pytest.raises(StreamError, match="valid token"):
+            client.me()
+        with pytest.raises(StreamError, match="valid token"):
+            client.score(got[0].handle, answer_for(got[0]))
+    [view] = [c for c in operator.status().consumers if c.name == "doomed"]
+    assert len(got) <= 4 and view.tasks_delivered <= 4, (len(got), view)
+    assert view.revoked and (view.handles_outstanding, view.handles_reserved) == (0, 0)
+
+
+def test_a_name_minted_again_starts_afresh(streams: dict[str, Stream]) -> None:
+    """A re-minted name once inherited the old holder's counters and could score its
+    handles; each mint is now a consumer of its own."""
+    beta = streams["beta"]
+    with beta.client(beta.mint("again")) as old:
+        tasks = old.pull_tasks(2)
+        old.score(tasks[0].handle, answer_for(tasks[0]))
+    assert beta.cli("token revoke", "again").returncode == 0
+    with beta.client(beta.mint("again")) as new:
+        me = new.me()
+        assert (me.tasks_delivered, me.tasks_scored, me.handles_outstanding) == (0, 0, 0)
+        for task in tasks:
+            with pytest.raises(StreamError, match="unknown handle"):
+                new.score(task.handle, answer_for(task))
+    entries = [c for c in beta.operator().status().consumers if c.name == "again"]
+    assert sorted((c.revoked, c.tasks_scored) for c in entries) == [(False, 0), (True, 1)]
+
+
+def test_the_audit_log_says_who_did_what_and_holds_no_token(
+    streams: dict[str, Stream], tokens: dict[str, str], tmp_path: Path
+) -> None:
+    alpha = streams["alpha"]
+    minted = alpha.mint("audited")
+    assert alpha.cli("token revoke", "audited").returncode == 0
+    assert alpha.cli("export-key", "--to", str(tmp_path / "audit.key")).returncode == 0
+    operator = alpha.operator()
+    settings = {
+        "endpoint": {
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "audited-model",
+            "api_key": "sk-by-value-" + "q" * 20,
+        },
+        "policy_version": 5,
+    }
+    operator.configure(settings)  # fmt: skip
+    operator.set_policy_version(6)
+    guess = {"Authorization": "Bearer cgs_c_" + "G" * 43}
+    assert httpx.get(alpha.url + "/v1/me", headers=guess, timeout=30).status_code == 401
+    as_consumer = {"Authorization": f"Bearer {tokens['alpha/two']}"}
+    reply = httpx.get(alpha.operator_url + "/v1/operator/status", headers=as_consumer, timeout=30)
+    assert reply.status_code == 403
+    audit = alpha.state_dir / "audit.jsonl"
+    assert stat.S_IMODE(audit.stat().st_mode) == 0o600
+    records = alpha.audit()
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_event.setdefault(record["event"], []).append(record)
+    [start] = by_event["start"]
+    state = json.loads((alpha.state_dir / "stream.json").read_text())
+    assert start["url"] == alpha.url and start["operator_url"] == state["operator_url"]
+    assert state["operator_url"].startswith("http://127.0.0.1:") and alpha.url != alpha.operator_url
+    assert {"audited", "one", "two"} <= {r["consumer"] for r in by_event["mint"]}
+    assert {"consumer": "audited", "client": "127.0.0.1"}.items() <= by_event["revoke"][-1].items()
+    assert by_event["export_key"][-1]["path"] == str(tmp_path / "audit.key")
+    configured = by_event["configure_episodes"][-1]
+    assert (configured["model"], configured["api_key_from"]) == ("audited-model", "value")
+    assert by_event["policy_version"][-1]["version"] == 6
+    assert {"route": "GET /v1/operator/status", "consumer": "two", "client": "127.0.0.1"}.items(
+    ) <= by_event["forbidden"][-1].items()  # fmt: skip
+    assert any(r["route"] == "GET /v1/me" for r in by_event["unauthorized"])
+    for record in records:
+        if record["event"] not in ("start", "stopped", "held_back"):
+            assert record["client"] == "127.0.0.1", record
+    text = audit.read_text()
+    for token in (*tokens.values(), minted, alpha.operator_token):
+        assert token not in text and token[6:14] not in text
+    assert "sk-by-value" not in text and "sk-model-server-key" not in text

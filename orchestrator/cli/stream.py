@@ -1,14 +1,16 @@
-"""`causal-gym-run stream serve|start|status|stop|export-key|token|episodes NAME`:
-trainer streams served over HTTP.
+"""`causal-gym-run stream serve|start|status|stop|export-key|token|episodes|policy-version
+NAME`: trainer streams served over HTTP.
 
-`serve` runs a stream in the foreground (what a service manager runs); `start` runs the
-same in the background and returns once it answers. The operator's commands find the
-stream by name through its state folder (~/.causal-gym/streams/NAME: the URL and the
-operator token, 0600) and talk to it over HTTP with the operator token.
+`serve` (stream_serve.py) runs a stream in the foreground (what a service manager
+runs); `start` runs the same in the background and returns once it answers. The
+operator's commands find the stream by name through its state folder
+(~/.causal-gym/streams/NAME: the URLs and the operator token, 0600) and talk to its
+operator listener over HTTP with the operator token.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -34,10 +36,11 @@ StateOption = Annotated[
     typer.Option("--state-dir", help="The stream's state folder (~/.causal-gym/streams/NAME)."),
 ]
 _FAMILIES_HELP = f"Comma-separated (default: the families of {DEFAULT_SPLIT})."
+_MAX_HANDLES_HELP = "This consumer's cap on unscored handles (default: the stream's per-consumer)."
 
 
 def _state_dir(name: str, state_dir: Path | None) -> Path:
-    from orchestrator.stream.server import default_state_dir
+    from orchestrator.stream.options import default_state_dir
     from orchestrator.stream.tokens import CONSUMER_NAME
 
     if not CONSUMER_NAME.match(name):
@@ -46,17 +49,24 @@ def _state_dir(name: str, state_dir: Path | None) -> Path:
 
 
 def _operator(name: str, state_dir: Path | None) -> Any:
+    """The operator's client, on the operator listener (stream.json's operator_url),
+    once the stream's process is known to be the one that wrote the state: a stale
+    state folder's port may since belong to anyone, who would receive the token."""
     from orchestrator.errors import StreamError
+    from orchestrator.owners import owner_alive
     from orchestrator.stream.client import StreamOperator
     from orchestrator.stream.server import read_state
 
     folder = _state_dir(name, state_dir)
     try:
         state = read_state(folder)
+        if not owner_alive(str(state.get("owner", ""))):
+            raise StreamError("its process is gone (stale state)", "not_found")
         token = Path(state["token_file"]).read_text().strip()
     except (StreamError, OSError, KeyError) as exc:
         fail(f"no running stream {name!r} (state in {folder}): {exc}")
-    return StreamOperator(state["url"], token, timeout_s=60, connect_timeout_s=10)
+    url = state.get("operator_url") or state["url"]
+    return StreamOperator(url, token, timeout_s=60, connect_timeout_s=10)
 
 
 def _call(function: Any, *args: Any) -> Any:
@@ -68,99 +78,6 @@ def _call(function: Any, *args: Any) -> Any:
         fail(str(exc), code=1 if exc.code == "unavailable" else 2)
 
 
-def _serve_options(
-    name: str,
-    families: str | None,
-    state_dir: Path | None,
-    host: str,
-    port: int,
-    workers: int | None,
-    address: str | None,
-    handle_ttl: float,
-    sandbox: str,
-    concurrency: int,
-    episodes_per_actor: int,
-    certfile: str | None,
-    keyfile: str | None,
-) -> Any:
-    from causal_gym.task_id import FAMILIES
-    from orchestrator.stream import default_families
-    from orchestrator.stream.handout import Limits
-    from orchestrator.stream.server import ServeOptions
-
-    listed = families if families is not None else ",".join(default_families())
-    chosen = tuple(f.strip() for f in listed.split(",") if f.strip())
-    unknown = [f for f in chosen if f not in FAMILIES]
-    if unknown or not chosen:
-        fail(f"unknown families {unknown}: accepted families are {', '.join(FAMILIES)}")
-    from orchestrator.sandbox.registry import backend
-
-    try:
-        backend(sandbox)
-    except ValueError as exc:
-        fail(str(exc))
-    if (certfile is None) != (keyfile is None):
-        fail("TLS needs both --ssl-certfile and --ssl-keyfile")
-    return ServeOptions(
-        name=name,
-        families=chosen,
-        state_dir=_state_dir(name, state_dir),
-        host=host,
-        port=port,
-        workers=workers or os.cpu_count() or 1,
-        address=address,
-        limits=Limits(handle_ttl_s=handle_ttl),
-        episode_options={
-            "sandbox": sandbox,
-            "concurrency": concurrency,
-            "episodes_per_actor": episodes_per_actor,
-        },
-        ssl_certfile=certfile,
-        ssl_keyfile=keyfile,
-    )
-
-
-@stream_app.command("serve")
-def serve_command(
-    name: NameArgument,
-    families: Annotated[str | None, typer.Option("--families", help=_FAMILIES_HELP)] = None,
-    state_dir: StateOption = None,
-    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="0: any free.")] = 8600,
-    workers: Annotated[
-        int | None, typer.Option("--workers", min=1, max=64, help="Generator processes (cores).")
-    ] = None,
-    address: Annotated[
-        str | None, typer.Option("--address", help="Ray cluster (default: embedded).")
-    ] = None,
-    handle_ttl: Annotated[
-        float, typer.Option("--handle-ttl", min=1.0, help="Seconds a handle lives.")
-    ] = 3600.0,
-    sandbox: Annotated[str, typer.Option("--sandbox", help="Episode mode's sandbox.")] = "local",
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Episodes in flight.")
-    ] = 8,
-    episodes_per_actor: Annotated[int, typer.Option("--episodes-per-actor", min=1)] = 8,
-    certfile: Annotated[str | None, typer.Option("--ssl-certfile")] = None,
-    keyfile: Annotated[str | None, typer.Option("--ssl-keyfile")] = None,
-) -> None:
-    """Serve a stream over HTTP in the foreground until stopped (SIGINT, SIGTERM or
-    `stream stop`); it makes its own key, which never leaves its supply workers."""
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.stream.server import serve
-
-    options = _serve_options(
-        name, families, state_dir, host, port, workers, address, handle_ttl,
-        sandbox, concurrency, episodes_per_actor, certfile, keyfile,
-    )  # fmt: skip
-    try:
-        serve(options)
-    except OSError as exc:
-        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
-    except OrchestratorError as exc:
-        fail(str(exc), code=2 if getattr(exc, "code", "") == "conflict" else 1)
-
-
 @stream_app.command(
     "start", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )
@@ -170,7 +87,9 @@ def start(ctx: typer.Context, name: NameArgument, state_dir: StateOption = None)
     from orchestrator.run.results import private_file, private_folder
     from orchestrator.stream.server import STATE_FILE
 
-    folder = private_folder(_state_dir(name, state_dir))
+    chosen = _state_dir(name, state_dir)
+    made_folder = not chosen.exists()
+    folder = private_folder(chosen)
     log_path = folder / "serve.log"
     with private_file(log_path, "wb") as log:
         argv = [sys.executable, "-c", "from orchestrator.cli import main; main()", "stream",
@@ -183,13 +102,23 @@ def start(ctx: typer.Context, name: NameArgument, state_dir: StateOption = None)
     while time.monotonic() < deadline:
         if child.poll() is not None:
             lines = [x for x in log_path.read_text(errors="replace").splitlines() if x.strip()]
+            for line in lines[:-1]:
+                if line.startswith("warning: "):
+                    typer.echo(line, err=True)
+            if made_folder:  # a start that failed leaves nothing it made
+                log_path.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
             fail(lines[-1].removeprefix("error: ") if lines else "the stream did not start",
                  code=child.returncode or 1)  # fmt: skip
         state_file = folder / STATE_FILE
         if state_file.exists():
             state = json.loads(state_file.read_text())
             if state.get("pid") == child.pid:
-                shown = ("name", "url", "key_fingerprint", "token_file")
+                for line in log_path.read_text(errors="replace").splitlines():
+                    if line.startswith("warning: "):
+                        typer.echo(line, err=True)
+                shown = ("name", "url", "operator_url", "key_fingerprint", "token_file")
                 typer.echo(json.dumps({**{k: state[k] for k in shown}, "pid": child.pid}))
                 return
         time.sleep(0.2)
@@ -238,10 +167,14 @@ def mint(
     name: NameArgument,
     consumer: Annotated[str, typer.Argument(help="The consumer's name.")],
     to: Annotated[Path | None, typer.Option("--to", help="Write it to a new 0600 file.")] = None,
+    max_handles: Annotated[
+        int | None,
+        typer.Option("--max-handles", min=1, help=_MAX_HANDLES_HELP),
+    ] = None,
     state_dir: StateOption = None,
 ) -> None:
     """A new consumer token (printed once, or written to --to)."""
-    token = _call(_operator(name, state_dir).mint, consumer)
+    token = _call(_operator(name, state_dir).mint, consumer, max_handles)
     if to is None:
         typer.echo(token)
         return
@@ -272,18 +205,32 @@ def episodes(
     config: Annotated[Path, typer.Option("--config", help="Episode settings (TOML or JSON).")],
     state_dir: StateOption = None,
 ) -> None:
-    """Configure episode mode from a file: [endpoint] base_url, model, api_key_file, ...;
-    batch_size, buffer_factor, policy_version, max_turns, episode_timeout_s."""
+    """Configure episode mode from a file: [endpoint] base_url, model, api_key_file (a
+    file's name in the stream's endpoint-secrets folder) or api_key, ...; batch_size,
+    buffer_factor, policy_version, max_turns, episode_timeout_s."""
     from orchestrator.errors import ConfigError
-    from orchestrator.run.config_files import read_toml
+    from orchestrator.run.config_files import read_json, read_toml
 
     try:
-        settings = (
-            json.loads(config.read_text())
-            if config.suffix == ".json"
-            else read_toml(config, "episode settings")
-        )
-    except (ConfigError, OSError, ValueError) as exc:
+        reader = read_json if config.suffix == ".json" else read_toml
+        settings = reader(config, "episode settings")
+    except ConfigError as exc:
         fail(str(exc))
     bound = _call(_operator(name, state_dir).configure, settings)
     typer.echo(json.dumps({"stream": name, "bound": bound}))
+
+
+@stream_app.command("policy-version")
+def policy_version(
+    name: NameArgument,
+    version: Annotated[int, typer.Argument(min=0, help="The version the endpoint serves now.")],
+    state_dir: StateOption = None,
+) -> None:
+    """Set episode mode's policy version (after pushing new weights to the endpoint):
+    rollouts begun from now on carry it. The operator's alone: one consumer moving it
+    would move it for every consumer."""
+    _call(_operator(name, state_dir).set_policy_version, version)
+    typer.echo(json.dumps({"stream": name, "policy_version": version}))
+
+
+from orchestrator.cli import stream_serve  # noqa: E402, F401  (registers `stream serve`)

@@ -1,9 +1,12 @@
 """Fresh-key infinite task streams for RL trainers, served over HTTP.
 
-The service (server.py, app.py, service.py, handout.py, episodes.py) runs on the head;
-supply workers (supply.py) are the only processes that hold a stream's key and its
-truths. Trainers use the client (client.py: httpx and pydantic only) with a consumer
-token; the operator uses `causal-gym-run stream ...` or `StreamOperator`.
+The service runs on the head: server.py starts it, listeners.py and gate.py are what a
+request passes (the consumer and operator listeners, their caps and header timeout, the
+token), app.py the routes, service.py, handout.py, ledger.py and episodes.py the work,
+audit.py its audit log, secrets.py where an endpoint key may be read. Supply workers
+(supply.py) are the only processes that hold a stream's key and its truths. Trainers
+use the client (client.py: httpx and pydantic only) with a consumer token; the operator
+uses `causal-gym-run stream ...` or `StreamOperator`.
 """
 
 from __future__ import annotations

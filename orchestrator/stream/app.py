@@ -1,14 +1,10 @@
 """The stream's HTTP API (version 1), a FastAPI app served by uvicorn on the head.
 
-Every request but /v1/health carries `Authorization: Bearer <token>`. A pure ASGI
-layer in front of the routes checks the token and the body size before anything else
-runs: a wrong or revoked token gets 401 before the body is read, so it costs nothing;
-a body over MAX_BODY_BYTES gets 413. Operator routes (/v1/operator/...) refuse
-consumer tokens with 403, and consumer routes refuse the operator's (an operator who
-wants to consume mints a token like anyone else). Every error is a typed JSON body,
-`{"error": {"code": ..., "message": ...}}`, whose message is one line naming what is
-accepted; none carries a value of a truth or the key (the service has neither: the
-supply workers hold them).
+Every request passes the gate (gate.py) first: the listener (operator routes live on
+the operator listener only), the token and its role, the body size. Every error is a
+typed JSON body, `{"error": {"code": ..., "message": ...}}`, whose message is one line
+naming what is accepted; none carries a value of a truth or the key (the service has
+neither: the supply workers hold them), a token or an endpoint's API key.
 """
 
 from __future__ import annotations
@@ -22,13 +18,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from orchestrator.errors import STATUS, StreamError
+from orchestrator.errors import StreamError
+from orchestrator.stream.audit import client_of
 from orchestrator.stream.episodes import EpisodeSettings
+from orchestrator.stream.gate import Gate, error_reply, not_found
+from orchestrator.stream.handout import Handout, Pull
 from orchestrator.stream.service import StreamService
 from orchestrator.stream.tokens import Caller
 from orchestrator.stream.types import (
     API_VERSION,
-    MAX_BODY_BYTES,
     MAX_PULL,
     ConsumerCounters,
     ErrorReply,
@@ -48,83 +46,19 @@ from orchestrator.stream.types import (
 NDJSON = "application/x-ndjson"
 
 
-def _error(code: str, message: str) -> JSONResponse:
-    body = {"error": {"code": code, "message": message.splitlines()[0][:500]}}
-    return JSONResponse(body, status_code=STATUS[code])
+class _PullReply(StreamingResponse):
+    """A pull's reply: its reservation is given back however the reply ends, even
+    when it never started (a client gone before the first byte)."""
 
+    def __init__(self, lines: AsyncIterator[bytes], handout: Handout, pull: Pull) -> None:
+        super().__init__(lines, media_type=NDJSON)
+        self._handout, self._pull = handout, pull
 
-class Gate:
-    """Token and body-size checks before the app sees a request (pure ASGI)."""
-
-    def __init__(self, app: FastAPI, service: StreamService) -> None:
-        self.app, self.service = app, service
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["path"] in ("/v1/health", "/openapi.json"):
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        auth = headers.get(b"authorization", b"").decode("latin-1")
-        token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-        caller = self.service.tokens.caller(token)
-        if caller is None:
-            reply = _error("unauthorized", "a valid token is required: Authorization: Bearer TOKEN")
-            await reply(scope, receive, send)
-            return
-        role = "operator" if scope["path"].startswith("/v1/operator/") else "consumer"
-        if caller.role != role:  # before the body is read or validated
-            reply = _error("forbidden", f"this route is for {role} tokens")
-            await reply(scope, receive, send)
-            return
-        length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            await _too_large(scope, receive, send)
-            return
-        body = await _read_body(receive)
-        if body is None:
-            await _too_large(scope, receive, send)
-            return
-        scope.setdefault("state", {})["caller"] = caller
-        await self.app(scope, _replay(body, receive), send)
-
-
-async def _too_large(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    reply = _error("too_large", f"request bodies are at most {MAX_BODY_BYTES} bytes")
-    await reply(scope, receive, send)
-
-
-async def _read_body(receive: Any) -> bytes | None:
-    """The whole request body, or None past MAX_BODY_BYTES (a chunked body carries no
-    length to refuse it by, so it is read up to the bound first)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks)
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    """A receive that hands the app the body read already, then the real stream (which
-    tells a streaming reply when the client goes away)."""
-    sent = False
-
-    async def replayed() -> dict[str, Any]:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        message: dict[str, Any] = await receive()
-        return message
-
-    return replayed
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._handout.close_pull(self._pull)
 
 
 def _caller(request: Request, role: str) -> Caller:
@@ -146,20 +80,22 @@ def build_app(service: StreamService) -> Gate:
 
     @app.exception_handler(StreamError)
     async def _stream_error(request: Request, exc: StreamError) -> JSONResponse:
-        return _error(exc.code, str(exc))
+        return error_reply(exc.code, str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "bad_request"}.get(exc.status_code, "bad_request")
-        return _error(
-            code, f"{request.method} {request.url.path}: {exc.detail} (see /openapi.json)"
+        if exc.status_code == 404:
+            return not_found(request.method, request.scope["path"])
+        return error_reply(
+            "bad_request", f"{request.method} {request.url.path}: {exc.detail} (see /openapi.json)"
         )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
         where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "body"
-        return _error("bad_request", f"{where}: {first.get('msg', 'invalid')} (see /openapi.json)")
+        message = f"{where}: {first.get('msg', 'invalid')} (see /openapi.json)"
+        return error_reply("bad_request", message)
 
     @app.get("/v1/health")
     async def health() -> dict[str, str]:
@@ -169,41 +105,50 @@ def build_app(service: StreamService) -> Gate:
     @app.post("/v1/tasks/pull", response_class=StreamingResponse)
     async def pull_tasks(body: PullTasks, request: Request) -> StreamingResponse:
         """Tasks as JSON lines, each sent as soon as it is ready: a TaskWire each, or
-        with group > 1 a TaskGroup (the task under `group` handles, each scored once)."""
+        with group > 1 a TaskGroup (the task under `group` handles, each scored once).
+        All n x group handles are reserved before the reply starts: a pull that would
+        pass a cap is refused whole (429)."""
         caller = _caller(request, "consumer")
         if body.n * body.group > MAX_PULL:
             raise StreamError(
                 f"a pull is at most {MAX_PULL} handles: n x group, got {body.n} x {body.group}",
                 "bad_request",
             )
-        service.handout.check_room(caller.name, body.n * body.group)
-        service.handout.enter(caller.name)  # left when the last line is sent
-        lines = _lines(service, caller.name, body.n, body.group)
-        return StreamingResponse(lines, media_type=NDJSON)
+        pull = service.handout.open_pull(caller.key, body.n, body.group)
+        return _PullReply(_lines(service.handout, pull), service.handout, pull)
 
     @app.post("/v1/tasks/score")
     async def score(body: Score, request: Request) -> StreamScore:
         caller = _caller(request, "consumer")
-        async with service.handout.request(caller.name):
-            return await service.handout.score(caller.name, body.handle, body.submission)
+        async with service.handout.request(caller.key):
+            return await service.handout.score(caller.key, body.handle, body.submission)
 
     @app.get("/v1/me")
     async def me(request: Request) -> ConsumerCounters:
-        return service.handout.consumer_view(_caller(request, "consumer").name)
+        return service.handout.consumer_view(_caller(request, "consumer").key)
 
     @app.post("/v1/episodes/pull")
     async def pull_episodes(body: PullEpisodes, request: Request) -> list[Rollout]:
         caller = _caller(request, "consumer")
-        async with service.handout.request(caller.name):
+        async with service.handout.request(caller.key):
             return await service.episodes.pull(
-                caller.name, body.n, body.min_policy_version, body.timeout_s
+                caller.key, body.n, body.min_policy_version, body.timeout_s
             )
 
     @app.post("/v1/episodes/policy-version")
-    async def policy_version(body: PolicyVersion, request: Request) -> dict[str, int]:
-        _caller(request, "consumer")
-        service.episodes.set_policy_version(body.version)
-        return {"policy_version": body.version}
+    async def consumer_policy_version(body: PolicyVersion, request: Request) -> dict[str, int]:
+        """Gone in 1.5.0 (403): the policy version is the operator's,
+        POST /v1/operator/episodes/policy-version."""
+        caller = _caller(request, "consumer")
+        if service.audit is not None:
+            route = "POST /v1/episodes/policy-version"
+            service.audit.refused("forbidden", route, client_of(request.scope), caller.name)
+        raise StreamError(
+            "the policy version is the operator's: POST /v1/operator/episodes/policy-version "
+            "with the operator token (StreamOperator.set_policy_version, or "
+            "`causal-gym-run stream policy-version`)",
+            "forbidden",
+        )
 
     # --- the operator ---------------------------------------------------------------
     @app.get("/v1/operator/status")
@@ -214,45 +159,55 @@ def build_app(service: StreamService) -> Gate:
     @app.post("/v1/operator/tokens")
     async def mint(body: MintToken, request: Request) -> Minted:
         _caller(request, "operator")
-        return Minted(name=body.name, token=service.tokens.mint(body.name))
+        token = service.mint(body.name, body.max_outstanding, client_of(request.scope))
+        return Minted(name=body.name, token=token)
 
     @app.delete("/v1/operator/tokens/{name}")
     async def revoke(name: str, request: Request) -> dict[str, str]:
+        """Revoke a consumer's token: its next request is a 401, its pulls under way end
+        (their tasks not handed over go back to the pool) and its handles are forgotten."""
         _caller(request, "operator")
-        if not service.tokens.revoke(name):
-            raise StreamError(f"no consumer named {name[:64]!r}", "not_found")
+        await service.revoke(name, client_of(request.scope))
         return {"revoked": name}
 
     @app.post("/v1/operator/export-key")
     async def export_key(body: ExportKey, request: Request) -> Exported:
         _caller(request, "operator")
-        return Exported(key_fingerprint=await service.export_key(body.path), path=body.path)
+        fingerprint = await service.export_key(body.path, client_of(request.scope))
+        return Exported(key_fingerprint=fingerprint, path=body.path)
 
     @app.post("/v1/operator/episodes")
     async def configure(body: EpisodeSettings, request: Request) -> dict[str, int]:
-        """Episode mode: the model server (its API key as a value or a file on the head)
-        and how to sample; returns the bound on episodes in flight plus buffered."""
+        """Episode mode: the model server (its API key as a value, or a file's name in
+        the stream's endpoint-secrets folder) and how to sample; returns the bound on
+        episodes in flight plus buffered."""
         _caller(request, "operator")
-        return {"bound": service.episodes.configure(body)}
+        return {"bound": service.configure_episodes(body, client_of(request.scope))}
+
+    @app.post("/v1/operator/episodes/policy-version")
+    async def policy_version(body: PolicyVersion, request: Request) -> dict[str, int]:
+        """The version of the policy the endpoint now serves: rollouts begun from now on
+        carry it (and pulls with min_policy_version drop older ones)."""
+        _caller(request, "operator")
+        service.set_policy_version(body.version, client_of(request.scope))
+        return {"policy_version": body.version}
 
     @app.post("/v1/operator/stop")
     async def stop(request: Request) -> dict[str, str]:
         _caller(request, "operator")
-        service.request_stop()
+        service.request_stop(client_of(request.scope))
         return {"stopping": service.name}
 
     return Gate(app, service)
 
 
-async def _lines(
-    service: StreamService, consumer: str, n: int, group: int = 1
-) -> AsyncIterator[bytes]:
+async def _lines(handout: Handout, pull: Pull) -> AsyncIterator[bytes]:
     """The pull's JSON lines (a TaskWire each, or with group > 1 a TaskGroup, the same
     bytes wrapped); an error after the first line (the stream stopping, a supply
-    worker gone) is the last line, an error reply of its own."""
+    worker gone, the consumer revoked) is the last line, an error reply of its own."""
     try:
-        async for made in service.handout.pull(consumer, n, group):
-            if group == 1:
+        async for made in handout.serve(pull):
+            if pull.group == 1:
                 yield made.line + b"\n"
             else:
                 handles = json.dumps(list(made.handles)).encode()
@@ -260,8 +215,6 @@ async def _lines(
     except StreamError as exc:
         body = {"error": {"code": exc.code, "message": str(exc).splitlines()[0][:500]}}
         yield json.dumps(body).encode() + b"\n"
-    finally:
-        service.handout.leave(consumer)
 
 
 def openapi_schema() -> dict[str, Any]:

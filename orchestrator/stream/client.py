@@ -9,9 +9,12 @@
 `AsyncStreamClient` has the same methods as coroutines, for trainers with an event
 loop; `iter_tasks` yields tasks as the service sends them (a pull of many is served
 as they are ready). `StreamOperator` is the operator's side (status, consumer tokens,
-the key export, episode mode, stop). Every error the service answers comes back as a
-StreamError with its code and one-line message; a service that cannot be reached
-within `connect_timeout_s` is a StreamError too, never a hang.
+the key export, episode mode and its policy version, stop), on the stream's operator
+URL (stream.json's `operator_url`: a listener of its own, on loopback unless the
+operator said otherwise). Every error the service answers comes back as a StreamError
+with its code and one-line message; a service that cannot be reached within
+`connect_timeout_s` (CONNECT_TIMEOUT_S unless given) is a StreamError too, never a
+hang.
 
 This module imports httpx, pydantic and the public wire types only (a test imports it
 in a virtualenv without Ray or numpy): install it anywhere with the `client` extra.
@@ -39,7 +42,9 @@ from orchestrator.stream.types import (
 )
 
 DEFAULT_TIMEOUT_S = 120.0
-CONNECT_TIMEOUT_S = 30.0
+#: Seconds to wait for a connection (docs/pages/streams.md quotes it; a test holds them
+#: to each other).
+CONNECT_TIMEOUT_S = 10.0
 
 
 def _timeout(timeout_s: float, connect_timeout_s: float) -> httpx.Timeout:
@@ -147,9 +152,6 @@ class StreamClient(_Base):
         body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
         return [Rollout.model_validate(r) for r in self._post("/v1/episodes/pull", body)]
 
-    def set_policy_version(self, version: int) -> None:
-        self._post("/v1/episodes/policy-version", {"version": version})
-
     def me(self) -> ConsumerCounters:
         return ConsumerCounters.model_validate(self._post("/v1/me", method="GET"))
 
@@ -216,9 +218,6 @@ class AsyncStreamClient(_Base):
         body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
         return [Rollout.model_validate(r) for r in await self._post("/v1/episodes/pull", body)]
 
-    async def set_policy_version(self, version: int) -> None:
-        await self._post("/v1/episodes/policy-version", {"version": version})
-
     async def me(self) -> ConsumerCounters:
         return ConsumerCounters.model_validate(await self._post("/v1/me", method="GET"))
 
@@ -238,8 +237,12 @@ class StreamOperator(StreamClient):
     def status(self) -> StreamStats:
         return StreamStats.model_validate(self._post("/v1/operator/status", method="GET"))
 
-    def mint(self, name: str) -> str:
-        return Minted.model_validate(self._post("/v1/operator/tokens", {"name": name})).token
+    def mint(self, name: str, max_outstanding: int | None = None) -> str:
+        """A consumer token under `name` (its own cap on unscored handles, optionally)."""
+        body: dict[str, Any] = {"name": name}
+        if max_outstanding is not None:
+            body["max_outstanding"] = max_outstanding
+        return Minted.model_validate(self._post("/v1/operator/tokens", body)).token
 
     def revoke(self, name: str) -> None:
         self._post(f"/v1/operator/tokens/{name}", method="DELETE")
@@ -251,6 +254,10 @@ class StreamOperator(StreamClient):
     def configure(self, settings: BaseModel | dict[str, Any]) -> int:
         body = settings.model_dump(mode="json") if isinstance(settings, BaseModel) else settings
         return int(self._post("/v1/operator/episodes", body)["bound"])
+
+    def set_policy_version(self, version: int) -> None:
+        """The policy version rollouts begun from now on carry (after a weight push)."""
+        self._post("/v1/operator/episodes/policy-version", {"version": version})
 
     def stop(self) -> None:
         self._post("/v1/operator/stop")

@@ -2,7 +2,8 @@
 back scored rollouts tagged with the policy version that produced them.
 
 The operator points it at an OpenAI-compatible endpoint (its API key given as a value
-or read from a file on the head, never taken from a variable the request names). A
+or read from a file in the stream's endpoint-secrets folder under the rules of
+secrets.py, never taken from a variable or a path the request names). A
 producer on the front's event loop keeps in flight plus buffered at or under the bound
 (buffer_factor x batch_size): it takes tasks from the handout like a consumer (under a
 name no consumer can have), runs each on a sandbox actor anywhere in the cluster, has
@@ -17,10 +18,7 @@ import contextlib
 import math
 import time
 from collections import deque
-from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from causal_gym.wire import TaskWire
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
@@ -31,70 +29,17 @@ from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.nodes import NodeWatch
 from orchestrator.run.records import FailureClass
 from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
+from orchestrator.stream.endpoint import Endpoint, EpisodeSettings
 from orchestrator.stream.handout import Handout
+from orchestrator.stream.secrets import EndpointSecrets
 from orchestrator.stream.types import Rollout, StreamScore, score_components
 
 #: The handout's name for episode mode's own tasks (no consumer name has parentheses).
 EPISODES = "(episodes)"
+__all__ = ["EPISODES", "Endpoint", "EpisodeMode", "EpisodeSettings"]
 #: Past the actor's own watchdog (budget + WIND_DOWN_S), how long the producer waits
 #: before it declares the actor wedged (dispatcher.OUTER_GRACE_S for runs).
 OUTER_GRACE_S = 30.0
-
-
-class Endpoint(BaseModel):
-    """The trainer's model server, as the operator gives it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    base_url: str = Field(pattern=r"^https?://")
-    model: str = Field(min_length=1)
-    api_key: SecretStr | None = None
-    #: A file on the head holding the API key (read once, when configured).
-    api_key_file: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = Field(None, gt=0)
-    logprobs: bool | None = None
-    top_logprobs: int | None = Field(None, ge=0, le=20)
-    extra_body: dict[str, Any] | None = None
-    request_timeout_s: float = Field(300.0, gt=0, le=3600)
-
-    @model_validator(mode="after")
-    def _one_key(self) -> Endpoint:
-        if self.api_key is not None and self.api_key_file is not None:
-            raise ValueError("give api_key or api_key_file, not both")
-        return self
-
-    def policy_config(self) -> OpenAIPolicyConfig:
-        key = self.api_key
-        if self.api_key_file is not None:
-            path = Path(self.api_key_file)
-            if not path.is_absolute():
-                raise StreamError("api_key_file is an absolute path on the head")
-            try:
-                key = SecretStr(path.read_text("utf-8").strip())
-            except (OSError, UnicodeDecodeError) as exc:
-                raise StreamError(f"cannot read api_key_file: {type(exc).__name__}") from None
-        fields = self.model_dump(exclude={"api_key", "api_key_file"})
-        return OpenAIPolicyConfig(**fields, api_key=key, api_key_env=None)
-
-
-class EpisodeSettings(BaseModel):
-    """Episode mode: where the trainer serves its policy and how to sample from it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    endpoint: Endpoint
-    policy_version: int = Field(0, ge=0)
-    batch_size: int = Field(8, ge=1, le=4096)
-    #: In-flight plus buffered episodes never exceed buffer_factor x batch_size.
-    buffer_factor: float = Field(2.0, ge=1.0, le=100.0)
-    max_turns: int = Field(30, ge=1, le=1000)
-    episode_timeout_s: float = Field(600.0, gt=0, le=86_400)
-
-    @property
-    def bound(self) -> int:
-        return max(1, int(self.buffer_factor * self.batch_size))
 
 
 class EpisodeMode:
@@ -107,8 +52,9 @@ class EpisodeMode:
         concurrency: int = 8,
         episodes_per_actor: int = 8,
         cpus_per_episode: float = 0.25,
+        secrets: EndpointSecrets | None = None,
     ) -> None:
-        self.name, self.handout = name, handout
+        self.name, self.handout, self.secrets = name, handout, secrets
         self.sandbox, self.image = sandbox, image
         self.concurrency, self.per_actor, self.cpus = (
             concurrency,
@@ -132,7 +78,7 @@ class EpisodeMode:
     # --- the operator ---------------------------------------------------------------
     def configure(self, settings: EpisodeSettings) -> int:
         """Start (or re-point) production; returns the bound."""
-        self._policy = settings.endpoint.policy_config()
+        self._policy = settings.endpoint.policy_config(self.secrets)
         self.settings = settings
         if self._slots is None:
             count = math.ceil(self.concurrency / self.per_actor)
@@ -195,6 +141,10 @@ class EpisodeMode:
         try:
             try:
                 [made] = [m async for m in self.handout.pull(EPISODES, 1, held=True)]
+            except StreamError:  # the stream's cap reached, or no worker left: later
+                self._slots.give_back(slot)
+                await asyncio.sleep(1.0)
+                return
             except BaseException:
                 self._slots.give_back(slot)
                 raise

@@ -10,9 +10,11 @@ Everything here runs on the HTTP service's event loop and holds public things on
 - A pull is served as tasks become ready, and a handle's time to live starts when it
   is handed to its consumer. A consumer that goes away mid-pull loses nothing others
   need: tasks not yet handed over go back to the ready pool.
-- Limits per consumer (outstanding handles, requests at once) and for the stream
-  (outstanding handles); a score is accepted only from the consumer that holds the
+- Caps are counted by the ledger (ledger.py) as handles are reserved and issued, so
+  they hold at every moment; a score is accepted only from the mint that holds the
   handle, once.
+- Revoking a consumer ends its pulls under way (their tasks not yet handed over go back
+  to the ready pool) and forgets its handles.
 - Expired handles are dropped here and their truths forgotten by their worker.
 """
 
@@ -23,28 +25,30 @@ import contextlib
 import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import StreamError, WorkerGone
+from orchestrator.stream.ledger import Counts, Ledger, Limits
 from orchestrator.stream.types import ConsumerCounters, Made, StreamScore
 
 Make = Callable[[int], Awaitable[Made]]
 ScoreCall = Callable[[int, str, Any], Awaitable[StreamScore]]
 Forget = Callable[[int, list[str]], Awaitable[int]]
 Extend = Callable[[int, str, int], Awaitable[tuple[str, ...]]]
+__all__ = ["Handout", "Limits", "Pull", "worker_of"]
 
 
-@dataclass(frozen=True)
-class Limits:
-    handle_ttl_s: float = 3600.0
-    #: Handles one consumer may hold unscored; the stream's total bound.
-    per_consumer_outstanding: int = 4096
-    max_outstanding: int = 10_000
-    #: Requests one consumer may have in flight at once.
-    per_consumer_requests: int = 16
-    #: Tasks kept ready once the stream is in use (per worker).
-    prefetch_per_worker: int = 2
+@dataclass
+class Pull:
+    """One pull under way: its consumer, its size, the handles it still has reserved."""
+
+    consumer: str
+    n: int
+    group: int
+    reserved: int
+    request: bool
+    closed: bool = False
 
 
 @dataclass
@@ -52,26 +56,6 @@ class _Issued:
     consumer: str
     worker: int
     expires: float
-
-
-@dataclass
-class _Counts:
-    delivered: int = 0
-    scored: int = 0
-    expired: int = 0
-    outstanding: int = 0
-    episodes: int = 0
-    requests: int = 0
-
-
-@dataclass
-class _Totals:
-    generated: int = 0
-    delivered: int = 0
-    scored: int = 0
-    expired: int = 0
-    failed: int = 0
-    by_consumer: dict[str, _Counts] = field(default_factory=dict)
 
 
 def worker_of(handle: str) -> int:
@@ -91,6 +75,8 @@ class Handout:
     ) -> None:
         self.workers, self.limits = workers, limits
         self._make, self._score, self._forget, self._extend = make, score, forget, extend
+        self.ledger = Ledger(limits)
+        self.totals = self.ledger.totals
         self._ready: deque[Made] = deque()
         self._issued: OrderedDict[str, _Issued] = OrderedDict()
         #: Handles held until scored, never expired: episode mode's, which it always
@@ -103,8 +89,7 @@ class Handout:
         self._waiting = 0  # tasks pulls still wait for
         self._used = False
         self._changed = asyncio.Condition()
-        self.totals = _Totals()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- generation -----------------------------------------------------------------
     def _wanted(self) -> int:
@@ -120,9 +105,12 @@ class Handout:
             if not self._busy[worker] and worker not in self._gone:
                 self._busy[worker] = True
                 wanted -= 1
-                task = asyncio.create_task(self._make_one(worker))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                self._spawn(self._make_one(worker))
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _make_one(self, worker: int) -> None:
         try:
@@ -139,75 +127,88 @@ class Handout:
             self.totals.generated += 1
         finally:
             self._busy[worker] = False
-        async with self._changed:
-            self._changed.notify_all()
+        await self._notify()
         self._kick()
 
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
     # --- consumers ------------------------------------------------------------------
-    def counts(self, consumer: str) -> _Counts:
-        return self.totals.by_consumer.setdefault(consumer, _Counts())
-
-    def enter(self, consumer: str) -> None:
-        """One more request of `consumer` in flight (bounded per consumer); `leave`
-        when it ends."""
-        counts = self.counts(consumer)
-        if counts.requests >= self.limits.per_consumer_requests:
-            raise StreamError(
-                f"{consumer} already has {counts.requests} requests in flight "
-                f"(at most {self.limits.per_consumer_requests})",
-                "too_many",
-            )
-        counts.requests += 1
-
-    def leave(self, consumer: str) -> None:
-        self.counts(consumer).requests -= 1
+    def counts(self, consumer: str) -> Counts:
+        return self.ledger.counts(consumer)
 
     @contextlib.asynccontextmanager
     async def request(self, consumer: str) -> AsyncIterator[None]:
-        self.enter(consumer)
-        try:
+        """One request of `consumer` in flight while inside (bounded per consumer)."""
+        with self.ledger.request(consumer):
             yield
-        finally:
-            self.leave(consumer)
 
-    def check_room(self, consumer: str, n: int) -> None:
+    def open_pull(self, consumer: str, n: int, group: int = 1, request: bool = True) -> Pull:
+        """A pull of `n` tasks under `group` handles each, its handles reserved now (and
+        one request in flight, with `request`), or refused whole; `close_pull` ends it
+        however it ends, even when its reply never started."""
         self.expire()
-        mine = self.counts(consumer).outstanding
-        if mine + n > self.limits.per_consumer_outstanding:
-            raise StreamError(
-                f"{consumer} holds {mine} unscored handles and may hold at most "
-                f"{self.limits.per_consumer_outstanding}: score (or let expire) some first",
-                "too_many",
-            )
-        if self.outstanding + n > self.limits.max_outstanding:
-            raise StreamError(
-                f"the stream has {self.outstanding} handles outstanding of at most "
-                f"{self.limits.max_outstanding}: try again later",
-                "too_many",
-            )
+        if request:
+            self.ledger.enter(consumer)
+        try:
+            self.ledger.reserve(consumer, n * group)
+        except StreamError:
+            if request:
+                self.ledger.leave(consumer)
+            raise
+        return Pull(consumer, n, group, n * group, request)
+
+    def close_pull(self, pull: Pull) -> None:
+        """Give back what the pull reserved and did not issue (idempotent)."""
+        if pull.closed:
+            return
+        pull.closed = True
+        self.ledger.release(pull.consumer, pull.reserved)
+        pull.reserved = 0
+        if pull.request:
+            self.ledger.leave(pull.consumer)
 
     async def pull(
         self, consumer: str, n: int, group: int = 1, held: bool = False
     ) -> AsyncIterator[Made]:
-        """`n` tasks for `consumer`, each yielded as soon as it is ready, each under
-        `group` handles (`held`: kept until scored instead of expiring after the TTL)."""
-        self.check_room(consumer, n * group)
+        """`n` tasks for `consumer` (held: kept until scored instead of expiring after
+        the TTL), for episode mode: no request is counted."""
+        pull = self.open_pull(consumer, n, group, request=False)
+        try:
+            async for made in self.serve(pull, held):
+                yield made
+        finally:
+            self.close_pull(pull)
+
+    async def serve(self, pull: Pull, held: bool = False) -> AsyncIterator[Made]:
+        """The pull's tasks, each yielded as soon as it is ready."""
+        consumer, group = pull.consumer, pull.group
         self._used = True
-        self._waiting += n
-        left = n
+        self._waiting += pull.n
+        left = pull.n
+        counts = self.ledger.counts(consumer)
         try:
             self._kick()
             while left:
                 async with self._changed:
-                    await self._changed.wait_for(lambda: bool(self._ready or self.broken))
+                    await self._changed.wait_for(
+                        lambda: bool(self._ready or self.broken or counts.revoked)
+                    )
+                    if counts.revoked:
+                        raise StreamError("this consumer's token was revoked", "unauthorized")
                     if not self._ready:
                         raise StreamError(str(self.broken), "unavailable")
                     wire = self._ready.popleft()
                 if group > 1:
                     wire = await self._grouped(wire, group)
+                    if self.ledger.counts(consumer).revoked:  # while its handles were made
+                        self._take_back(wire)
+                        raise StreamError("this consumer's token was revoked", "unauthorized")
                 left -= 1
                 self._waiting -= 1
                 self._issue(consumer, wire, held)
+                pull.reserved -= len(wire.handles)
                 try:
                     yield wire
                 except BaseException:  # the consumer went away: not delivered after all
@@ -215,6 +216,7 @@ class Handout:
                     raise
         finally:
             self._waiting -= left
+            self.close_pull(pull)
             self._kick()
 
     async def _grouped(self, wire: Made, group: int) -> Made:
@@ -227,35 +229,29 @@ class Handout:
             raise
         return Made(wire.handle, wire.line, more)
 
+    def _take_back(self, wire: Made) -> None:
+        """A task back to the ready pool under its first handle; a group's other
+        handles are forgotten."""
+        self._ready.appendleft(Made(wire.handle, wire.line))
+        if wire.more:
+            self._spawn(self._forget_quietly(worker_of(wire.handle), list(wire.more)))
+
     def _issue(self, consumer: str, wire: Made, held: bool = False) -> None:
         expires = time.monotonic() + self.limits.handle_ttl_s
         book: dict[str, _Issued] = self._held if held else self._issued
         for handle in wire.handles:
             book[handle] = _Issued(consumer, worker_of(handle), expires)
-        counts = self.counts(consumer)
-        counts.delivered += 1
-        counts.outstanding += len(wire.handles)
-        self.totals.delivered += 1
+        self.ledger.issue(consumer, len(wire.handles))
 
     def _unissue(self, consumer: str, wire: Made) -> None:
-        """Take back a task the consumer did not get: its first handle goes back to
-        the ready pool, a group's other handles are forgotten."""
+        """Take back a task the consumer did not get."""
         book: dict[str, _Issued] = self._held if wire.handle in self._held else self._issued
         if book.pop(wire.handle, None) is None:
-            return
+            return  # forgotten already (a revoke)
         for extra in wire.more:
             book.pop(extra, None)
-        counts = self.counts(consumer)
-        counts.delivered -= 1
-        counts.outstanding -= len(wire.handles)
-        self.totals.delivered -= 1
-        self._ready.appendleft(Made(wire.handle, wire.line))
-        if wire.more:
-            task = asyncio.create_task(
-                self._forget_quietly(worker_of(wire.handle), list(wire.more))
-            )
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self.ledger.unissue(consumer, len(wire.handles))
+        self._take_back(wire)
 
     async def score(self, consumer: str, handle: str, submission: Any) -> StreamScore:
         self.expire()
@@ -267,12 +263,26 @@ class Handout:
                 "not_found",
             )
         del book[handle]
-        counts = self.counts(consumer)
-        counts.outstanding -= 1
+        self.ledger.done(consumer, 1, "dropped")
         result = await self._score(issued.worker, handle, submission)
-        counts.scored += 1
-        self.totals.scored += 1
+        self.ledger.scored(consumer)
         return result
+
+    async def revoke(self, consumer: str) -> int:
+        """End `consumer`'s pulls under way and forget its handles; how many."""
+        self.ledger.revoke(consumer)
+        gone: dict[int, list[str]] = {}
+        for book in (self._issued, self._held):
+            mine = [h for h, issued in book.items() if issued.consumer == consumer]
+            for handle in mine:
+                gone.setdefault(book.pop(handle).worker, []).append(handle)
+        count = sum(len(handles) for handles in gone.values())
+        if count:
+            self.ledger.done(consumer, count, "dropped")
+        for worker, handles in gone.items():
+            self._spawn(self._forget_quietly(worker, handles))
+        await self._notify()  # its waiting pulls wake up and end
+        return count
 
     # --- upkeep ---------------------------------------------------------------------
     def expire(self) -> None:
@@ -285,15 +295,10 @@ class Handout:
             if issued.expires > now:
                 break
             del self._issued[handle]
-            counts = self.counts(issued.consumer)
-            counts.outstanding -= 1
-            counts.expired += 1
-            self.totals.expired += 1
+            self.ledger.done(issued.consumer, 1, "expired")
             gone.setdefault(issued.worker, []).append(handle)
         for worker, handles in gone.items():
-            task = asyncio.create_task(self._forget_quietly(worker, handles))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._spawn(self._forget_quietly(worker, handles))
 
     async def _forget_quietly(self, worker: int, handles: list[str]) -> None:
         with contextlib.suppress(Exception):
@@ -302,18 +307,7 @@ class Handout:
     # --- views ----------------------------------------------------------------------
     def consumer_view(self, consumer: str) -> ConsumerCounters:
         self.expire()
-        counts = self.counts(consumer)
-        return ConsumerCounters(
-            name=consumer,
-            tasks_delivered=counts.delivered,
-            tasks_scored=counts.scored,
-            handles_outstanding=counts.outstanding,
-            handles_expired=counts.expired,
-            episodes_delivered=counts.episodes,
-            max_outstanding=self.limits.per_consumer_outstanding,
-            max_requests=self.limits.per_consumer_requests,
-            handle_ttl_s=self.limits.handle_ttl_s,
-        )
+        return self.ledger.view(consumer)
 
     @property
     def ready(self) -> int:

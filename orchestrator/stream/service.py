@@ -1,10 +1,13 @@
 """One stream as the HTTP front sees it: tokens, the handout of tasks, episode mode, all
-over a set of supply workers that hold the key and the truths.
+over a set of supply workers that hold the key and the truths, and the audit log of
+what the operator did.
 
 This process serves every request and holds neither the key nor a truth: it has the
 supply workers' actor handles (Ray actors pinned to the head, supply.py) and asks
 them to make, score, forget and export. The one place where a Ray failure becomes a
 StreamError (`_ask`), so a dead worker is an `unavailable` reply, never a traceback.
+Every operator action goes through a method here that writes its audit line (with the
+caller's address) before it answers.
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.errors import StreamError, WorkerGone
-from orchestrator.stream.episodes import EpisodeMode
+from orchestrator.stream.audit import AuditLog
+from orchestrator.stream.episodes import EpisodeMode, EpisodeSettings
 from orchestrator.stream.handout import Handout, Limits
+from orchestrator.stream.listeners import ConnectionGuard
+from orchestrator.stream.secrets import EndpointSecrets
 from orchestrator.stream.tokens import TokenStore
 from orchestrator.stream.types import API_VERSION, Made, StreamScore, StreamStats
 
@@ -42,13 +48,18 @@ class StreamService:
         tokens: TokenStore,
         limits: Limits,
         episode_options: dict[str, Any],
+        secrets: EndpointSecrets | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.name, self.families = name, families
         self.supplies, self.fingerprint, self.tokens = supplies, fingerprint, tokens
         self.handout = Handout(
             len(supplies), self._make, self._score, self._forget, limits, self._extend
         )
-        self.episodes = EpisodeMode(name, self.handout, **episode_options)
+        self.episodes = EpisodeMode(name, self.handout, secrets=secrets, **episode_options)
+        self.audit = audit
+        #: The consumer listener's guard (its connection counts are in the stats).
+        self.connections: ConnectionGuard | None = None
         self.stopping = False
         self.on_stop: list[Any] = []
 
@@ -68,18 +79,56 @@ class StreamService:
         count: int = await _ask(self.supplies[worker].forget.remote(handles))
         return count
 
-    async def export_key(self, path: str) -> str:
+    def _record(self, event: str, **fields: Any) -> None:
+        if self.audit is not None:
+            self.audit.record(event, **fields)
+
+    # --- the operator's actions, each audited ---------------------------------------
+    def mint(self, name: str, cap: int | None, client: str) -> str:
+        if cap is not None and cap > self.handout.limits.per_consumer_outstanding:
+            raise StreamError(
+                "max_outstanding is at most the stream's per-consumer cap, "
+                f"{self.handout.limits.per_consumer_outstanding}, got {cap}"
+            )
+        token, caller = self.tokens.mint(name)
+        self.handout.ledger.register(caller.key, name, cap)
+        self._record("mint", consumer=name, max_outstanding=cap, client=client)
+        return token
+
+    async def revoke(self, name: str, client: str) -> None:
+        caller = self.tokens.revoke(name)
+        if caller is None:
+            raise StreamError(f"no consumer named {name[:64]!r}", "not_found")
+        dropped = await self.handout.revoke(caller.key)
+        self._record("revoke", consumer=name, handles_dropped=dropped, client=client)
+
+    async def export_key(self, path: str, client: str) -> str:
         fingerprint: str = await _ask(self.supplies[0].export_key.remote(path))
+        self._record("export_key", path=path, key_fingerprint=fingerprint, client=client)
         return fingerprint
+
+    def configure_episodes(self, settings: EpisodeSettings, client: str) -> int:
+        bound = self.episodes.configure(settings)
+        endpoint = settings.endpoint
+        key_from = "file" if endpoint.api_key_file else "value" if endpoint.api_key else None
+        self._record(
+            "configure_episodes", base_url=endpoint.base_url, model=endpoint.model,
+            api_key_file=endpoint.api_key_file, api_key_from=key_from,
+            policy_version=settings.policy_version, bound=bound, client=client,
+        )  # fmt: skip
+        return bound
+
+    def set_policy_version(self, version: int, client: str) -> None:
+        self.episodes.set_policy_version(version)
+        self._record("policy_version", version=version, client=client)
 
     def stats(self) -> StreamStats:
         handout, episodes = self.handout, self.episodes
         handout.expire()
         totals = handout.totals
-        consumers = tuple(
-            handout.consumer_view(name) for name in sorted(totals.by_consumer) if name[0] != "("
-        )
+        consumers = tuple(handout.ledger.view(key) for key in handout.ledger.consumers())
         settings = episodes.settings
+        guard = self.connections
         return StreamStats(
             name=self.name,
             key_fingerprint=self.fingerprint,
@@ -103,10 +152,15 @@ class StreamService:
             episode_bound=settings.bound if settings else 0,
             policy_version=settings.policy_version if settings else 0,
             producing=settings is not None,
+            connections_open=guard.caps.open if guard else 0,
+            connections_refused=guard.caps.refused if guard else 0,
+            connections_timed_out=guard.timed_out if guard else 0,
             consumers=consumers,
         )
 
-    def request_stop(self) -> None:
+    def request_stop(self, client: str | None = None) -> None:
+        if not self.stopping:
+            self._record("stop", client=client or "signal")
         self.stopping = True
         for callback in self.on_stop:
             callback()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from causal_gym.wire import TaskWire
 from orchestrator.agents.types import EpisodeStats
@@ -23,7 +23,17 @@ from orchestrator.agents.types import EpisodeStats
 #: every episode stat (invalid_attempts, model_retries, usage) and `attempts` (additive).
 #: 1.4.0: stats count rollouts begun and attempts whose node was lost; a rollout whose
 #: retries ran out on lost nodes has the status `node_lost` (additive).
-API_VERSION = "1.4.0"
+#: 1.5.0, for a head shared with other users: the policy version is the operator's
+#: (POST /v1/operator/episodes/policy-version; the consumer route answers 403, a
+#: deliberate break: one consumer moved it for all); integers in requests are strict
+#: (`n: "1"` or `n: true` is a 400); a request with two Authorization headers is a 400;
+#: operator routes are served on their own listener only (404 on the consumers'); a
+#: consumer is counted per mint (a re-minted name starts afresh, and counters carry
+#: `handles_reserved` and `revoked`); a mint may carry the consumer's own
+#: `max_outstanding`; a revoked consumer's pull ends with an `unauthorized` line; the
+#: stats carry the connection counts; `api_key_file` is a bare file name in the
+#: stream's endpoint-secrets folder.
+API_VERSION = "1.5.0"
 #: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
 #: Most handles one task may be handed out under (a GRPO group's answers to it).
@@ -108,12 +118,13 @@ class Rollout(EpisodeStats):
 
 
 # --- requests -----------------------------------------------------------------------
+# Numbers are strict (StrictInt, StrictFloat): JSON's "1" and true are not numbers.
 class PullTasks(_Wire):
-    n: int = Field(ge=1, le=MAX_PULL)
+    n: StrictInt = Field(ge=1, le=MAX_PULL)
     #: Handles per task (n x group at most MAX_PULL): a trainer that samples several
     #: answers to one task (GRPO's group) scores each under its own handle, once.
     #: With group > 1 each line is a TaskGroup instead of a TaskWire.
-    group: int = Field(1, ge=1, le=MAX_GROUP)
+    group: StrictInt = Field(1, ge=1, le=MAX_GROUP)
 
 
 class Score(_Wire):
@@ -123,17 +134,20 @@ class Score(_Wire):
 
 
 class PullEpisodes(_Wire):
-    n: int = Field(ge=1, le=MAX_PULL)
-    min_policy_version: int = Field(0, ge=0)
-    timeout_s: float = Field(0.0, ge=0, le=600)
+    n: StrictInt = Field(ge=1, le=MAX_PULL)
+    min_policy_version: StrictInt = Field(0, ge=0)
+    timeout_s: StrictFloat = Field(0.0, ge=0, le=600)
 
 
 class PolicyVersion(_Wire):
-    version: int = Field(ge=0)
+    version: StrictInt = Field(ge=0)
 
 
 class MintToken(_Wire):
     name: str = Field(min_length=1, max_length=64)
+    #: This consumer's cap on unscored handles, under the stream's per-consumer cap
+    #: (default: that cap).
+    max_outstanding: StrictInt | None = Field(None, ge=1)
 
 
 class ExportKey(_Wire):
@@ -148,11 +162,17 @@ class ConsumerCounters(_Wire):
     tasks_delivered: int
     tasks_scored: int
     handles_outstanding: int
+    #: Handles reserved by this consumer's pulls under way (1.5.0): outstanding plus
+    #: reserved never passes max_outstanding.
+    handles_reserved: int = 0
     handles_expired: int
     episodes_delivered: int
     max_outstanding: int
     max_requests: int
     handle_ttl_s: float
+    #: Whether this mint's token was revoked (1.5.0: a name minted again is another
+    #: consumer, listed on its own).
+    revoked: bool = False
 
 
 class StreamStats(_Wire):
@@ -185,6 +205,11 @@ class StreamStats(_Wire):
     episode_bound: int
     policy_version: int
     producing: bool
+    #: The consumer listener's connections (1.5.0): open now, refused by a cap, and
+    #: closed for not sending a whole request in time, since the start.
+    connections_open: int = 0
+    connections_refused: int = 0
+    connections_timed_out: int = 0
     consumers: tuple[ConsumerCounters, ...]
 
 

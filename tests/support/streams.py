@@ -32,6 +32,8 @@ class Stream:
     url: str
     pid: int
     key_fingerprint: str
+    #: The operator listener (loopback; its own port).
+    operator_url: str
 
     @property
     def operator_token(self) -> str:
@@ -41,8 +43,8 @@ class Stream:
         command, *rest = args
         return stream_cli(*command.split(), self.name, *rest, "--state-dir", str(self.state_dir))
 
-    def mint(self, consumer: str) -> str:
-        minted = self.cli("token mint", consumer)
+    def mint(self, consumer: str, *options: str) -> str:
+        minted = self.cli("token mint", consumer, *options)
         assert minted.returncode == 0, minted.stderr
         return minted.stdout.strip()
 
@@ -54,10 +56,15 @@ class Stream:
     def operator(self) -> Any:
         from orchestrator.stream.client import StreamOperator
 
-        return StreamOperator(self.url, self.operator_token)
+        return StreamOperator(self.operator_url, self.operator_token)
 
     def log(self) -> str:
         return (self.state_dir / "serve.log").read_text(errors="replace")
+
+    def audit(self) -> list[dict[str, Any]]:
+        """The stream's audit log, one record a line."""
+        text = (self.state_dir / "audit.jsonl").read_text()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def stop(self) -> None:
         self.cli("stop")
@@ -86,4 +93,6 @@ def start_stream(
     )
     assert started.returncode == 0, started.stderr
     info = json.loads(started.stdout)
-    return Stream(name, state_dir, info["url"], info["pid"], info["key_fingerprint"])
+    return Stream(
+        name, state_dir, info["url"], info["pid"], info["key_fingerprint"], info["operator_url"]
+    )
