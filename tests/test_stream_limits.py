@@ -12,6 +12,7 @@ import json
 import logging
 import secrets
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,29 @@ def test_revoking_ends_a_running_pull_and_forgets_its_handles() -> None:
     got, code, held, forgotten, ready = asyncio.run(revoke_mid_pull())
     assert (got, code, held, forgotten) == (2, "unauthorized", 0, 2)
     assert ready >= 1  # what was made for it and not handed over waits for others
+
+
+def test_revoking_ends_a_consumer_s_wait_for_rollouts() -> None:
+    from orchestrator.stream.episodes import EpisodeMode, EpisodeSettings
+
+    async def wait_then_revoke() -> tuple[str, float]:
+        handout = Supply().handout(Limits())
+        mode = EpisodeMode("s", handout)
+        endpoint = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        mode.settings = EpisodeSettings.model_validate({"endpoint": endpoint})
+        waiting = asyncio.ensure_future(mode.pull("c#1", 1, 0, 60.0))
+        await asyncio.sleep(0.05)
+        await handout.revoke("c#1")
+        mode.wake()
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(waiting, 5)
+        except StreamError as exc:
+            return exc.code, time.monotonic() - started
+        return "delivered", 0.0
+
+    code, seconds = asyncio.run(wait_then_revoke())
+    assert code == "unauthorized" and seconds < 1
 
 
 def test_a_name_minted_again_is_another_consumer() -> None:

@@ -25,14 +25,13 @@ from orchestrator.cli.stream import (
     _state_dir,
     stream_app,
 )
-from orchestrator.stream.ledger import Limits
 from orchestrator.stream.limits import (
     HEADER_TIMEOUT_S,
     MAX_CONNECTIONS,
     MAX_CONNECTIONS_PER_ADDRESS,
+    MAX_HANDLES,
+    MAX_HANDLES_PER_CONSUMER,
 )
-
-_HANDLES, _PER_CONSUMER = Limits.max_outstanding, Limits.per_consumer_outstanding
 
 
 def _families(families: str | None) -> tuple[str, ...]:
@@ -61,6 +60,7 @@ def _check_tls(certfile: str | None, keyfile: str | None) -> None:
 def _serve_options(**given: Any) -> Any:
     from orchestrator.errors import StreamError
     from orchestrator.sandbox.registry import backend
+    from orchestrator.stream.ledger import Limits
     from orchestrator.stream.options import ServeOptions, exposure
     from orchestrator.stream.secrets import check_secrets_folder
 
@@ -157,10 +157,10 @@ def serve_command(
     ] = 3600.0,
     max_handles: Annotated[
         int, typer.Option("--max-handles", min=1, help="Unscored handles, all consumers.")
-    ] = _HANDLES,
+    ] = MAX_HANDLES,
     max_handles_per_consumer: Annotated[
         int, typer.Option("--max-handles-per-consumer", min=1, help="Unscored, per consumer.")
-    ] = _PER_CONSUMER,
+    ] = MAX_HANDLES_PER_CONSUMER,
     max_connections: Annotated[
         int, typer.Option("--max-connections", min=1, help="Open on the consumer listener.")
     ] = MAX_CONNECTIONS,

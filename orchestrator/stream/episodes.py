@@ -230,7 +230,10 @@ class EpisodeMode:
         if n > self.settings.bound:
             raise StreamError(f"pull at most {self.settings.bound} rollouts (the bound), not {n}")
         deadline = time.monotonic() + timeout_s
+        counts = self.handout.counts(consumer)
         while True:
+            if counts.revoked:  # revoked while it waited: it gets nothing more
+                raise StreamError("this consumer's token was revoked", "unauthorized")
             while self._buffer and self._buffer[0].policy_version < min_policy_version:
                 self._buffer.popleft()
                 self.stale += 1
@@ -238,11 +241,15 @@ class EpisodeMode:
             if self._buffer or left <= 0:
                 out = [self._buffer.popleft() for _ in range(min(n, len(self._buffer)))]
                 self.delivered += len(out)
-                self.handout.counts(consumer).episodes += len(out)
+                counts.episodes += len(out)
                 return out
             self._arrived.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._arrived.wait(), timeout=left)
+
+    def wake(self) -> None:
+        """Wake the pulls that wait for rollouts (one of them was revoked)."""
+        self._arrived.set()
 
     @property
     def running(self) -> int:

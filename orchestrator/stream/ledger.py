@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from orchestrator.errors import StreamError
+from orchestrator.stream.limits import MAX_HANDLES, MAX_HANDLES_PER_CONSUMER
 from orchestrator.stream.types import ConsumerCounters
 
 
@@ -31,8 +32,8 @@ from orchestrator.stream.types import ConsumerCounters
 class Limits:
     handle_ttl_s: float = 3600.0
     #: Handles one consumer may hold unscored (or have reserved); the stream's total.
-    per_consumer_outstanding: int = 4096
-    max_outstanding: int = 10_000
+    per_consumer_outstanding: int = MAX_HANDLES_PER_CONSUMER
+    max_outstanding: int = MAX_HANDLES
     #: Requests one consumer may have in flight at once.
     per_consumer_requests: int = 16
     #: Tasks kept ready once the stream is in use (per worker).

@@ -18,6 +18,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+#: Unscored handles the stream holds in all, and one consumer holds (ledger.Limits).
+MAX_HANDLES = 10_000
+MAX_HANDLES_PER_CONSUMER = 4096
 #: Connections the consumer listener keeps open at once, and from one client address
 #: (a trainer's requests in flight are at most 16 per consumer; 128 leaves room for
 #: several consumers behind one address, a NAT or a load balancer's).

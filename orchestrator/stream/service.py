@@ -100,6 +100,7 @@ class StreamService:
         if caller is None:
             raise StreamError(f"no consumer named {name[:64]!r}", "not_found")
         dropped = await self.handout.revoke(caller.key)
+        self.episodes.wake()  # its episode pulls waiting for rollouts end too
         self._record("revoke", consumer=name, handles_dropped=dropped, client=client)
 
     async def export_key(self, path: str, client: str) -> str:
