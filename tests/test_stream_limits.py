@@ -270,6 +270,15 @@ def test_the_audit_log_is_private_json_lines_and_rate_limits_refusals(tmp_path: 
     assert audit_line("stop", {"client": "signal"}, 0.0).endswith('"client": "signal"}\n')
 
 
+def test_the_audit_log_is_not_written_through_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("")
+    (tmp_path / "audit.jsonl").symlink_to(target)
+    with pytest.raises(StreamError, match="cannot open the audit log"):
+        AuditLog(tmp_path / "audit.jsonl")
+    assert target.read_text() == ""
+
+
 def test_the_gate_serves_each_route_on_its_own_listener() -> None:
     assert serves("consumer", "/v1/tasks/pull") and not serves("consumer", "/v1/operator/stop")
     assert serves("operator", "/v1/operator/stop") and not serves("operator", "/v1/tasks/pull")

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
+from orchestrator.errors import StreamError
 from orchestrator.run.results import private_file
 from orchestrator.stream.limits import RateLimiter
 
@@ -54,7 +55,12 @@ class AuditLog:
         self._limiter = limiter or RateLimiter()
         self._clock = clock
         self._lock = threading.Lock()
-        self._handle: IO[str] | None = private_file(path, "a")
+        try:
+            self._handle: IO[str] | None = private_file(path, "a")
+        except OSError as exc:  # a symlink in its place is refused, not followed
+            raise StreamError(
+                f"cannot open the audit log {path}: {exc.strerror or exc}", "conflict"
+            ) from None
 
     def record(self, event: str, **fields: Any) -> None:
         """Append one line and flush it (an audit line is written before its reply)."""

@@ -203,6 +203,8 @@ def serve(options: ServeOptions) -> None:
             ssl_keyfile=options.ssl_keyfile,
             timeout_graceful_shutdown=5,
             loop="asyncio",  # listeners.py: uvloop would accept past GuardedSocket.accept
+            # StreamServer makes the protocols itself (each with its guard); named here so
+            # that a server built from this config without guards fails loudly
             http=GuardedProtocol,
         )
         server = StreamServer(config, listeners)
