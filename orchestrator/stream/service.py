@@ -141,6 +141,7 @@ class StreamService:
             tasks_scored=totals.scored,
             tasks_ready=handout.ready,
             handles_outstanding=handout.outstanding,
+            handles_reserved=handout.ledger.totals.reserved,
             handles_expired=totals.expired,
             episodes_running=episodes.running,
             episodes_buffered=episodes.buffered,

@@ -31,8 +31,8 @@ from orchestrator.agents.types import EpisodeStats
 #: consumer is counted per mint (a re-minted name starts afresh, and counters carry
 #: `handles_reserved` and `revoked`); a mint may carry the consumer's own
 #: `max_outstanding`; a revoked consumer's pull ends with an `unauthorized` line; the
-#: stats carry the connection counts; `api_key_file` is a bare file name in the
-#: stream's endpoint-secrets folder.
+#: stats carry `handles_reserved` and the connection counts; `api_key_file` is a bare
+#: file name in the stream's endpoint-secrets folder.
 API_VERSION = "1.5.0"
 #: Most tasks or rollouts one pull may ask for; a group pull, most handles.
 MAX_PULL = 1024
@@ -188,6 +188,8 @@ class StreamStats(_Wire):
     tasks_scored: int
     tasks_ready: int
     handles_outstanding: int
+    #: Handles reserved by pulls under way (1.5.0), counted against the stream's cap.
+    handles_reserved: int = 0
     handles_expired: int
     episodes_running: int
     episodes_buffered: int
