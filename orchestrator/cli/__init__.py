@@ -3,7 +3,14 @@
 import signal
 import sys
 
-from orchestrator.cli import episode, export, run, sandbox, stream  # noqa: F401  (registration)
+from orchestrator.cli import (  # noqa: F401  (registration)
+    episode,
+    export,
+    run,
+    sandbox,
+    stream,
+    stream_serve,
+)
 from orchestrator.cli.common import app
 
 #: Subcommands that never start Ray (a bare invocation runs a split on Ray).

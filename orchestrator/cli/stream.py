@@ -231,6 +231,3 @@ def policy_version(
     would move it for every consumer."""
     _call(_operator(name, state_dir).set_policy_version, version)
     typer.echo(json.dumps({"stream": name, "policy_version": version}))
-
-
-from orchestrator.cli import stream_serve  # noqa: E402, F401  (registers `stream serve`)
