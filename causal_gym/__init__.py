@@ -14,7 +14,7 @@ from causal_gym._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from causal_gym.errors import CausalGymError
-    from causal_gym.generate.pipeline import generate_task
+    from causal_gym.make import generate_task
     from causal_gym.rng_keys import DEFAULT_EVAL_KEY, DerivationKey, resolve_key
     from causal_gym.task import HiddenTruth, PublicTask, Task
     from causal_gym.task_id import Family, Namespace, TaskId
@@ -51,7 +51,7 @@ __getattr__, __dir__ = lazy_exports(
         "PublicTask": "causal_gym.task",
         "Task": "causal_gym.task",
         "TaskId": "causal_gym.task_id",
-        "generate_task": "causal_gym.generate.pipeline",
+        "generate_task": "causal_gym.make",
         "resolve_key": "causal_gym.rng_keys.keys",
     },
 )

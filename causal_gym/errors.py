@@ -40,6 +40,11 @@ class FamilyContractError(CausalGymError, ValueError):
     """Raised when a family's declarations contradict each other (at registration)."""
 
 
+class UnknownFamilyError(CausalGymError, ValueError):
+    """Raised when a family is named that is not registered; the message names every
+    registered one."""
+
+
 class FamilyConformanceError(FamilyContractError):
     """Raised by check_family: a registered family breaks the contract; the message
     names the check and the task."""

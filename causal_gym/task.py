@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.estimand import Estimand
-from causal_gym.families.registry import contract_of
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import Tier
-from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.sealed import Sealed
 from causal_gym.task_id import Family
 from causal_gym.wire import TaskWire

@@ -9,27 +9,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from causal_gym.errors import TaskIdError
+from causal_gym.namespaces import NAMESPACES, SPLITS, Namespace
 
-
-class Namespace(StrEnum):
-    TRAIN = "train"
-    EVAL_V1 = "eval-v1"
-    EVAL_V2 = "eval-v2"
-    EVAL_EXPERT_V1 = "eval-expert-v1"
+__all__ = ["ID_FORMAT", "NAMESPACES", "SPLITS", "Family", "Namespace", "TaskId"]
 
 
 class Family(str):
-    """A registered family's name (families/registry.py): a str, checked when made, so
+    """A registered family's name (contracts/families.py): a str, checked when made, so
     a family registered by a package of its own is as good as a built-in one."""
 
     __slots__ = ()
 
     def __new__(cls, value: object) -> Family:
-        from causal_gym.families.registry import contract_of
+        from causal_gym.contracts.families import contract_of
 
         name = str(value)
         contract_of(name)  # a ValueError naming the accepted families
@@ -51,9 +46,6 @@ class Family(str):
         )
 
 
-NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)
-#: The frozen splits (every namespace but train), each holding the families that say so.
-SPLITS: tuple[str, ...] = tuple(n for n in NAMESPACES if n != Namespace.TRAIN)
 if TYPE_CHECKING:
     #: The built-in families and each split's, derived from the registry on first use
     #: (the registry loads pydantic, which the command lines' start-up does not): a
@@ -69,7 +61,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> tuple[str, ...]:
     if name not in _DERIVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from causal_gym.families import registry
+    from causal_gym.contracts import families as registry
 
     value: tuple[str, ...] = getattr(registry, _DERIVED[name][0])(*_DERIVED[name][1:])
     globals()[name] = value
@@ -134,6 +126,6 @@ class TaskId:
 
 
 def _family_names() -> tuple[str, ...]:
-    from causal_gym.families.registry import family_names
+    from causal_gym.contracts.families import family_names
 
     return family_names()

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.task_id import Family
 
 WIRE_VERSION = 1

@@ -12,6 +12,11 @@ class SandboxUnavailableError(OrchestratorError):
     installed, Docker daemon unreachable, image absent); the message names the fix."""
 
 
+class UnknownSandboxError(OrchestratorError, ValueError):
+    """Raised when a sandbox backend is named that is not registered (the message names
+    every registered one), or a registered entry does not lead to a backend."""
+
+
 class ToolchainError(OrchestratorError):
     """Raised while building the analyst toolchain (wheel download, venv, image build)."""
 

@@ -34,9 +34,9 @@ from rich.progress import Progress  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from causal_gym import generate_task, resolve_key  # noqa: E402
+from causal_gym.generate.draw import plan_task  # noqa: E402
 from causal_gym.generate.efficiency import efficiency_bound  # noqa: E402
 from causal_gym.generate.pipeline import draw_scm  # noqa: E402
-from causal_gym.plan.draw import plan_task  # noqa: E402
 from causal_gym.plan.tiers import Tier  # noqa: E402
 from causal_gym.rng_keys.derive import derive_streams  # noqa: E402
 from causal_gym.scm.expectations import centered  # noqa: E402

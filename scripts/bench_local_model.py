@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from causal_gym.generate.pipeline import generate_task  # noqa: E402
+from causal_gym.make import generate_task  # noqa: E402
 from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
 from orchestrator.agents import (  # noqa: E402
     EpisodeConfig,

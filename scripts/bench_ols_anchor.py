@@ -21,8 +21,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_name] = "1"  # before numpy loads
 
 from causal_gym.generate import pipeline  # noqa: E402
+from causal_gym.generate.draw import plan_task  # noqa: E402
 from causal_gym.generate.ols_anchor import OlsAnchor, ols_anchor  # noqa: E402
-from causal_gym.plan.draw import plan_task  # noqa: E402
 from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
 from causal_gym.task_id import TaskId  # noqa: E402
 

@@ -46,7 +46,7 @@ for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import httpx  # noqa: E402
 
-from causal_gym.generate.pipeline import generate_task  # noqa: E402
+from causal_gym.make import generate_task  # noqa: E402
 from causal_gym.rng_keys.keys import DerivationKey, parse_key_hex  # noqa: E402
 from scripts.bench_results import append_run  # noqa: E402
 from tests.support.streams import Stream, start_stream  # noqa: E402

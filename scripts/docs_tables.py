@@ -198,7 +198,7 @@ def bench_sandbox() -> list[str]:
 
 
 def bench_run() -> list[str]:
-    from causal_gym.families.registry import split_counts
+    from causal_gym.contracts.families import split_counts
 
     one = _bench("run_throughput", "run-throughput")
     two = _bench("run_versus_vf", "run-versus-vf")

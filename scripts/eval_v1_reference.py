@@ -29,8 +29,8 @@ from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.audit.policies import honest, staged_view  # noqa: E402
 from causal_gym.audit.stats import clopper_pearson  # noqa: E402
 from causal_gym.scoring.answer import score_answer  # noqa: E402
-from causal_gym.scoring.version import REWARD_VERSION  # noqa: E402
 from causal_gym.splits.manifest import eval_v1_ids  # noqa: E402
+from causal_gym.versions import REWARD_VERSION  # noqa: E402
 
 
 def reference_row(task_id: str) -> tuple[str, bool, float]:

@@ -16,8 +16,8 @@ import math
 import statistics
 from concurrent.futures import ProcessPoolExecutor
 
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.splits.manifest import split_ids
+from causal_gym.versions import REWARD_VERSION
 
 SPLITS = ("eval-v1", "eval-v2")
 
@@ -26,8 +26,8 @@ def gain(task_id: str) -> tuple[str, float]:
     """The bayes-prior probe's reward minus the honest reference's on one task."""
     from causal_gym.audit.policies import staged_view
     from causal_gym.audit.rows import scored_answer
-    from causal_gym.families.registry import contract_of
-    from causal_gym.generate.pipeline import generate_task
+    from causal_gym.contracts.families import contract_of
+    from causal_gym.make import generate_task
     from causal_gym.reference import estimand_probes, probes
     from causal_gym.reference.estimands import Analysis
     from causal_gym.rng_keys.keys import resolve_key

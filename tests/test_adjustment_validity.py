@@ -6,7 +6,7 @@ import networkx as nx
 import pytest
 
 from causal_gym.estimand import Estimand
-from causal_gym.families.adjustment_hooks import adjustment_validity
+from causal_gym.families.adjustment.hooks import adjustment_validity
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import Tier
 from causal_gym.scm.identification import satisfies_backdoor

@@ -15,13 +15,13 @@ import pytest
 from pydantic import ValidationError
 
 from causal_gym import generate_task, resolve_key
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.reference import analyst
 from causal_gym.reference.posterior import NULL_DETECT_PRIOR, posterior_answer
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.versions import REWARD_VERSION
 from orchestrator.agents import (
     AgentSpecError,
     EpisodeConfig,

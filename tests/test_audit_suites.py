@@ -14,10 +14,9 @@ from causal_gym.audit.plots import PLOT_NAMES
 from causal_gym.audit.runner import run_audit
 from causal_gym.audit.suite import suite, suite_for_split, suite_names
 from causal_gym.errors import AuditSuiteError
-from causal_gym.generate.version import generator_version
 from causal_gym.rng_keys.keys import DEFAULT_EVAL_KEY, DerivationKey, parse_key_hex
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import SPLITS
+from causal_gym.versions import REWARD_VERSION, generator_version
 
 SUITES = suite_names()
 

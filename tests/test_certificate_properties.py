@@ -9,9 +9,9 @@ import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from causal_gym.families.hooks import hooks_of
-from causal_gym.families.registry import contract_of
-from causal_gym.plan.draw import plan_task
+from causal_gym.contracts.families import contract_of
+from causal_gym.generate.draw import plan_task
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.task_id import TaskId

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from causal_gym.generate.pipeline import generate_task
+from causal_gym.make import generate_task
 from causal_gym.rng_keys import parse_key_hex
 from tests.conftest import OTHER_KEY_HEX
 from tests.support.cli import causal_gym_cli as run

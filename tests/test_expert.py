@@ -13,9 +13,9 @@ import pytest
 from scipy.stats import beta, binom
 
 from causal_gym.audit.stats import share_shown_below
+from causal_gym.generate.draw import plan_task
 from causal_gym.generate.efficiency import outcome_noise_variance
 from causal_gym.generate.pipeline import draw_scm
-from causal_gym.plan.draw import plan_task
 from causal_gym.plan.task_plan import is_expert
 from causal_gym.plan.tiers import EXPERT_TRAIN_SHARE, TIER_ORDER, TIER_SPECS, Tier
 from causal_gym.reference import analyst

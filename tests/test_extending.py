@@ -62,7 +62,7 @@ def test_a_reference_episode_answers_the_recipe_family(tmp_path: Path) -> None:
     the new family with no other change."""
     write_recipe(tmp_path)
     code = """
-from causal_gym.families.registry import register
+from causal_gym.contracts.families import register
 register("toyfam:CONTRACT")
 from causal_gym import generate_task, resolve_key
 from causal_gym.scoring.answer import episode_score

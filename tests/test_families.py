@@ -14,17 +14,17 @@ from typing import get_args
 
 import pytest
 
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.families import contract_of, contracts, family_names
+from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.families.conformance import check_family
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.hooks import hooks_of
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
-from causal_gym.families.registry import contract_of, contracts, family_names
-from causal_gym.plan.draw import effect_class_for
+from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
+from causal_gym.families.obs_vs_rct.contract import BIAS_BLOCK_SIZE
+from causal_gym.generate.draw import effect_class_for
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference import analyst, estimand_probes, probes
 from causal_gym.reference import answer as reference_answer
-from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.splits.manifest import load_manifest
 from causal_gym.task_id import FAMILIES, TaskId
 from causal_gym.vf.taskset import FamilyName

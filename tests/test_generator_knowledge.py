@@ -19,10 +19,9 @@ from causal_gym.audit.knowledge import (
     leakage_check,
     staged_features,
 )
+from causal_gym.generate.draw import plan_task
 from causal_gym.generate.ols_anchor import _design, ols_anchor
 from causal_gym.generate.pipeline import draw_scm
-from causal_gym.generate.version import generator_version
-from causal_gym.plan.draw import plan_task
 from causal_gym.plan.effects import HALF_WIDTH_HIGH, effect_prior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.posterior import (
@@ -37,6 +36,7 @@ from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA, estimand_score
 from causal_gym.task_id import TaskId
+from causal_gym.versions import generator_version
 from tests.conftest import cached_task
 
 
@@ -209,7 +209,7 @@ def test_a_calibrated_confounder_sets_the_bias_and_keeps_the_outcome_variance(
     noise variance the SCM drew (neither file's spread tells the classes apart)."""
     import copy
 
-    from causal_gym.generate.bias import calibrated_confounder, omitted_bias_in_ses
+    from causal_gym.families.obs_vs_rct.bias import calibrated_confounder, omitted_bias_in_ses
 
     plans = (plan_task(default_key, TaskId.parse(f"train:obs_vs_rct:{i}")) for i in range(40))
     plan = next(p for p in plans if p.effect_class is EffectClass.CONFOUNDED)
@@ -233,7 +233,7 @@ def test_a_calibrated_confounder_sets_the_bias_and_keeps_the_outcome_variance(
 
 
 def test_obs_vs_rct_discloses_the_bias_size_and_its_reference_uses_it() -> None:
-    from causal_gym.families.obs_vs_rct import BIAS_PRIOR, BIAS_SPREAD
+    from causal_gym.families.obs_vs_rct.contract import BIAS_PRIOR, BIAS_SPREAD
     from causal_gym.reference import estimands
 
     train = cached_task("train:obs_vs_rct:2").public.files["README.md"].decode()

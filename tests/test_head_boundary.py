@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from ray import cloudpickle
 
+from causal_gym.generate.build import build_scm
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import TIER_SPECS, Tier
 from causal_gym.rng_keys import parse_key_hex
-from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import certify
 from causal_gym.scoring.answer import episode_score
 from causal_gym.task_id import Family

@@ -30,7 +30,7 @@ def test_the_family_registry_and_the_wire_load_no_numeric_library() -> None:
     """Workers import the registry (a family's submission model is their submit tool):
     every family module keeps numpy, pandas and networkx inside the methods that need
     them."""
-    loaded = loaded_after("import causal_gym.families.registry, causal_gym.wire")
+    loaded = loaded_after("import causal_gym.contracts.families, causal_gym.wire")
     assert not set(loaded) & {"numpy", "pandas", "scipy", "statsmodels", "networkx"}, loaded
 
 

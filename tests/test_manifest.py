@@ -8,12 +8,12 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.errors import GeneratorVersionError, ManifestKeyError, TaskIdError
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.generate.version import GENERATOR_VERSION, generator_version
-from causal_gym.plan.draw import plan_task
+from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
+from causal_gym.generate.draw import plan_task
 from causal_gym.splits.freeze import spread_sample, verify_entries
 from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
 from causal_gym.task_id import TaskId
+from causal_gym.versions import GENERATOR_VERSION, generator_version
 from tests.support.cli import causal_gym_cli
 
 
@@ -92,7 +92,7 @@ def test_cli_list_and_verify() -> None:
 def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
     """eval-v2 is verified in CI like eval-v1: the multi-estimand families, 150 each
     (whole obs_vs_rct blocks of 10), every staged file hashed (trial.csv too)."""
-    from causal_gym.families.obs_vs_rct import BIAS_BLOCK_SIZE
+    from causal_gym.families.obs_vs_rct.contract import BIAS_BLOCK_SIZE
     from causal_gym.splits.manifest import split_ids
 
     manifest = load_manifest("eval-v2")
@@ -130,7 +130,7 @@ def test_cli_lists_and_verifies_eval_v2() -> None:
 def test_eval_expert_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
     """eval-expert-v1 is verified in CI like the other splits: the expert tier of the
     seed's families, 100 each (five whole null_detect blocks), every task expert."""
-    from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+    from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
     from causal_gym.splits.manifest import split_ids
 
     manifest = load_manifest("eval-expert-v1")

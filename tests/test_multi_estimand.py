@@ -7,19 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from causal_gym.families.mediation_hooks import MEDIATOR_ID
-from causal_gym.families.registry import contract_of
-from causal_gym.generate.version import GENERATOR_VERSION
-from causal_gym.plan.draw import plan_task
+from causal_gym.contracts.families import contract_of
+from causal_gym.families.mediation.hooks import MEDIATOR_ID
+from causal_gym.generate.build import build_scm
+from causal_gym.generate.draw import plan_task
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.rng_keys.derive import derive_streams
-from causal_gym.scm.build import build_scm
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import TaskId
+from causal_gym.versions import GENERATOR_VERSION
 from tests.conftest import cached_task
 
 INTERVAL = {"estimate": 0.1, "ci_lower": 0.0, "ci_upper": 0.2}

@@ -5,9 +5,10 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.plan.draw import effect_class_for
-from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass, null_block_classes
+from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
+from causal_gym.families.null_detect.hooks import null_block_classes
+from causal_gym.generate.draw import effect_class_for
+from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass
 from causal_gym.task_id import Namespace, TaskId
 from tests.conftest import cached_task
 

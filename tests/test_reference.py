@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.reference import analyst, answer, posterior
 from tests.conftest import FAMILIES, V1, cached_task, reference_fit
 
@@ -157,7 +157,11 @@ def test_the_null_detect_reference_is_the_posterior_under_the_disclosed_prior() 
 def test_the_posterior_kit_copies_the_generators_declarations() -> None:
     """posterior.py runs in sandboxes without the package, so it writes the prior out;
     these are the declarations it copies (one fact, checked in one place)."""
-    from causal_gym.families.null_detect import EFFECT_PRIOR, NULL_BLOCK_COUNTS, NULL_BLOCK_SIZE
+    from causal_gym.families.null_detect.contract import (
+        EFFECT_PRIOR,
+        NULL_BLOCK_COUNTS,
+        NULL_BLOCK_SIZE,
+    )
     from causal_gym.plan.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
     from causal_gym.plan.task_plan import EFFECT_MAGNITUDE, EffectClass
     from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
@@ -171,7 +175,9 @@ def test_the_posterior_kit_copies_the_generators_declarations() -> None:
     ) == posterior.NULL_DETECT_PIECES
     assert ((1.0, *EFFECT_MAGNITUDE[EffectClass.STANDARD]),) == posterior.STANDARD_PIECES
     assert posterior.ALPHA == PROPER_INTERVAL_ALPHA
-    readme = "...\n" + effect_size_line("score_after") + "\n..."
+    from causal_gym.hooks import hooks_of
+
+    readme = "...\n" + effect_size_line("score_after", hooks_of("ate")) + "\n..."
     assert posterior.disclosed_prior(readme, "ate") == posterior.hyperprior(
         HALF_WIDTH_LOW, HALF_WIDTH_HIGH
     )

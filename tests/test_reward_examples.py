@@ -13,17 +13,17 @@ from fractions import Fraction
 
 import pytest
 
+from causal_gym.contracts.submissions import AteSubmission
 from causal_gym.estimand import Estimand
-from causal_gym.families.adjustment import AdjustmentSubmission
-from causal_gym.families.null_detect import NullDetectSubmission
-from causal_gym.families.submissions import AteSubmission
+from causal_gym.families.adjustment.contract import AdjustmentSubmission
+from causal_gym.families.null_detect.contract import NullDetectSubmission
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import Tier
 from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.reward import estimand_score, score_submission
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import Family
+from causal_gym.versions import REWARD_VERSION
 
 EXACT = 1e-12
 

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from causal_gym.families.null_detect import (
+from causal_gym.families.null_detect.contract import (
     EFFECT_PRIOR,
     NULL_BLOCK_COUNTS,
     NULL_BLOCK_SIZE,
@@ -72,10 +72,11 @@ def test_loss_grows_with_miss_distance(
 def test_prior_forecast_has_zero_expected_skill() -> None:
     nonnull = NULL_BLOCK_SIZE - NULL_BLOCK_COUNTS["structural_null"]
     block = [True] * nonnull + [False] * NULL_BLOCK_COUNTS["structural_null"]
-    skills = [brier_skill(EFFECT_PRIOR, has_effect) for has_effect in block]
+    skills = [brier_skill(EFFECT_PRIOR, has_effect, EFFECT_PRIOR) for has_effect in block]
     assert abs(np.mean(skills)) < 1e-12
-    assert brier_skill(1.0, True) == 1.0 and brier_skill(0.0, False) == 1.0
-    assert brier_skill(EFFECT_PRIOR + 0.1, True) > 0 > brier_skill(EFFECT_PRIOR + 0.1, False)
+    assert brier_skill(1.0, True, EFFECT_PRIOR) == 1.0 == brier_skill(0.0, False, EFFECT_PRIOR)
+    high = EFFECT_PRIOR + 0.1
+    assert brier_skill(high, True, EFFECT_PRIOR) > 0 > brier_skill(high, False, EFFECT_PRIOR)
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from causal_gym.scoring.answer import episode_score
-from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
+from causal_gym.versions import REWARD_VERSION, UNVERSIONED
 from orchestrator.errors import RunFolderError
 from orchestrator.run.read_back import read_back
 from orchestrator.run.record_chain import GENESIS, ChainTip, write_anchor

@@ -9,7 +9,7 @@ import pytest
 
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.versions import REWARD_VERSION
 from tests.conftest import FAMILIES, cached_task
 from tests.support.cli import causal_gym_cli as cli
 

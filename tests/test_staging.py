@@ -9,9 +9,9 @@ import re
 import pandas as pd
 import pytest
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.reference.analyst import parse_readme
-from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.task_id import Family
 from tests.conftest import FAMILIES, cached_task
 

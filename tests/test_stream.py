@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from causal_gym.generate.pipeline import generate_task
+from causal_gym.make import generate_task
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.rng_keys import parse_key_hex
 from orchestrator.stream import StreamError

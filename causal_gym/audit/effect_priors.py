@@ -23,9 +23,9 @@ from functools import cache
 
 import numpy as np
 
-from causal_gym.families.hooks import hooks_of
+from causal_gym.generate.draw import plan_task
 from causal_gym.generate.pipeline import draw_scm
-from causal_gym.plan.draw import plan_task
+from causal_gym.hooks import hooks_of
 from causal_gym.reference.posterior import Prior
 from causal_gym.rng_keys.derive import derive_streams
 from causal_gym.rng_keys.keys import resolve_key

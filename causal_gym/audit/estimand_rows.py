@@ -13,7 +13,7 @@ from functools import partial
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.rows import TaskRow, row_start, scored_answer
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.reference import estimand_probes as probes
 from causal_gym.reference.estimands import Analysis, residual_sd
 from causal_gym.scoring.answer import episode_score

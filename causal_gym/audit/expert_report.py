@@ -40,7 +40,7 @@ from causal_gym.audit.summary import (
     null_leakage,
     reward_fields,
 )
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
+from causal_gym.contracts.families import contract_of
 
 LINEAR_COVERAGE_LIMIT = 0.6
 
@@ -86,7 +86,7 @@ def expert_summary(rows: list[ExpertRow]) -> ExpertSummary:
 
 def prior_blocks(rows: list[ExpertRow], labels: list[str], per_family: int) -> PriorBlocks | None:
     scored = [r for r in rows if r.prior_skill is not None]
-    whole = per_family // NULL_BLOCK_SIZE
+    whole = per_family // contract_of("null_detect").block_size
     if not scored or not whole:
         return None
     return PriorBlocks(

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate.pipeline import generate_task
-from causal_gym.plan.draw import plan_task
+from causal_gym.generate.draw import plan_task
+from causal_gym.make import generate_task
 from causal_gym.plan.tiers import Tier
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task import Task

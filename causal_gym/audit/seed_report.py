@@ -42,9 +42,8 @@ from causal_gym.audit.summary import (
     reward_fields,
     width_sweep,
 )
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.generate.version import generator_version
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.contracts.families import contract_of
+from causal_gym.versions import REWARD_VERSION, generator_version
 
 
 class HonestSummary(RewardSummary):
@@ -242,7 +241,7 @@ def summarize(run: AuditRun) -> SeedReport:
         ),
         "prior_only_null": PriorOnlyProbe(
             n=len(nd),
-            whole_blocks=len(labels) * (per_family // NULL_BLOCK_SIZE),
+            whole_blocks=len(labels) * (per_family // contract_of("null_detect").block_size),
             max_abs_block_brier_skill=block_skill(nd, labels, per_family),
             honest_mean_brier_skill=float(np.mean([r.brier_skill or 0.0 for r in nd])),
             mean_reward=float(np.mean([r.prior_reward for r in nd])),

@@ -21,7 +21,7 @@ from causal_gym.audit.policies import (
     staged_view,
 )
 from causal_gym.audit.rows import TaskRow, row_start, scored_answer
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.aipw import aipw_submission
 from causal_gym.scoring.answer import episode_score

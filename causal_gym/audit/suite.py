@@ -8,13 +8,13 @@
 - plots: PNGs beside the report.
 
 The built-in suites are `seed` (eval-v1's families), `estimand` (eval-v2's) and
-`expert` (the expert tier); each is one module (seed.py, estimand.py, expert.py)
-named here by an entry string, so naming a suite imports nothing heavy.
+`expert` (the expert tier), each named here by an entry string, so naming a suite
+imports nothing heavy; a package of its own adds one under the entry-point group
+`causal_gym.audit_suites` (causal_gym.registries.Registry, like every plug-in kind).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -24,8 +24,9 @@ from typing import Any
 from causal_gym.audit.checks import Check
 from causal_gym.audit.report import SuiteReport
 from causal_gym.audit.tables import Table
+from causal_gym.contracts.families import split_families
 from causal_gym.errors import AuditSuiteError
-from causal_gym.families.registry import split_families
+from causal_gym.registries import Registry
 
 #: Suite name -> "module:attribute" of its AuditSuite.
 BUILTIN: dict[str, str] = {
@@ -83,25 +84,34 @@ class AuditSuite:
         return self.evaluate(report.parts())
 
 
+def _accept(name: str, loaded: Any) -> AuditSuite:
+    if not isinstance(loaded, AuditSuite) or loaded.name != name:
+        raise AuditSuiteError(f"{BUILTIN.get(name, name)} is not the AuditSuite {name!r}")
+    return loaded
+
+
+SUITES: Registry[AuditSuite] = Registry(
+    "audit suite", "audit suites", AuditSuiteError, group="causal_gym.audit_suites",
+    accept=_accept,
+)  # fmt: skip
+for _name, _entry in BUILTIN.items():
+    SUITES.register(_name, _entry)
+
+
 def suite_names() -> tuple[str, ...]:
-    return tuple(BUILTIN)
+    return SUITES.names()
 
 
 def suite(name: str) -> AuditSuite:
-    if name not in BUILTIN:
-        raise AuditSuiteError(f"unknown audit suite {name!r}: accepted are {', '.join(BUILTIN)}")
-    module, attribute = BUILTIN[name].split(":")
-    found = getattr(importlib.import_module(module), attribute)
-    if not isinstance(found, AuditSuite) or found.name != name:
-        raise AuditSuiteError(f"{BUILTIN[name]} is not the AuditSuite {name!r}")
-    return found
+    """The suite of a name; AuditSuiteError naming the accepted ones otherwise."""
+    return SUITES.get(name)
 
 
 def suite_for_split(split: str) -> AuditSuite:
     """The suite that audits a frozen split's families."""
-    for name in BUILTIN:
+    for name in suite_names():
         found = suite(name)
         if found.split == split:
             return found
-    splits = ", ".join(suite(n).split for n in BUILTIN)
+    splits = ", ".join(suite(n).split for n in suite_names())
     raise AuditSuiteError(f"no audit suite covers {split!r}: accepted are {splits}")

@@ -13,9 +13,8 @@ from causal_gym.audit.checks import NOMINAL_COVERAGE, KeyRun, Leakage, Paired, W
 from causal_gym.audit.knowledge import leakage
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.suite import AuditRun
-from causal_gym.families.null_detect import NULL_BLOCK_SIZE
-from causal_gym.generate.version import generator_version
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.contracts.families import contract_of
+from causal_gym.versions import REWARD_VERSION, generator_version
 
 
 def _sd(values: Sequence[float] | np.ndarray) -> float:
@@ -74,7 +73,9 @@ def width_sweep(rows: Sequence[Any]) -> WidthSweep:
 def block_skill(rows: Sequence[Any], labels: list[str], per_family: int) -> float:
     """The prior-only forecast's largest |mean Brier skill| over any key's whole blocks
     of 20 (a block holds exactly 13 effects, so the mean is 0 up to rounding)."""
-    whole = per_family // NULL_BLOCK_SIZE * NULL_BLOCK_SIZE
+    whole = (
+        per_family // contract_of("null_detect").block_size * contract_of("null_detect").block_size
+    )
     worst = 0.0
     for label in labels:
         skills = [

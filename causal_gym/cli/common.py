@@ -64,7 +64,7 @@ def load_key(key_file: Path | None) -> DerivationKey:
 
 
 def build(task_id: str, key_file: Path | None) -> Task:
-    from causal_gym.generate.pipeline import generate_task
+    from causal_gym.make import generate_task
     from causal_gym.task_id import TaskId
 
     key = load_key(key_file)

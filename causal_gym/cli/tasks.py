@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def write_staged(task: PublicTask, out: Path) -> None:
     """Write exactly the staged files into `out` (new, empty, or a previous task's)."""
-    from causal_gym.families.registry import contracts
+    from causal_gym.contracts.families import contracts
 
     any_staged = {name for spec in contracts() for name in spec.staged_files}
     if out.exists() and not out.is_dir():

@@ -19,16 +19,16 @@ from pathlib import Path
 
 import numpy as np
 
+from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.errors import FamilyConformanceError
-from causal_gym.families.hooks import hooks_of
-from causal_gym.families.registry import contract_of
-from causal_gym.generate.pipeline import generate_task
+from causal_gym.generate.build import draw_counts
+from causal_gym.hooks import hooks_of
+from causal_gym.make import generate_task
 from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.reference import analyst, answer
 from causal_gym.rng_keys.keys import DerivationKey, resolve_key
-from causal_gym.scm.build import draw_counts
 from causal_gym.scoring.answer import score_answer
-from causal_gym.scoring.schemas import submission_json_schema
 from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import Family
 

@@ -4,9 +4,10 @@ Names come before sampling because a root's documented kind (a count, a 0-10 sco
 chooses the marginal it is drawn from; placement after sampling puts every column
 computed from parents inside its unit's bounds.
 
-One function, `generate_task`, owns the rejection loop: a candidate that fails the
+One function, `build_task`, owns the rejection loop: a candidate that fails the
 certificate or the solvability check is redrawn with the attempt counter folded into
-every stream, inside the same plan (tier, size, effect class).
+every stream, inside the same plan (tier, size, effect class). It knows nothing of
+frozen splits: their row counts reach it from its caller (causal_gym.make).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
-from causal_gym.families.hooks import hooks_of
+from causal_gym.generate.build import build_scm
+from causal_gym.generate.draw import plan_task
 from causal_gym.generate.efficiency import anchor_width, efficiency_bound
 from causal_gym.generate.ols_anchor import ols_anchor
 from causal_gym.generate.solvability import (
@@ -27,28 +30,24 @@ from causal_gym.generate.solvability import (
     check_multi_solvability,
     check_solvability,
 )
-from causal_gym.generate.trial import merged_coding, trial_csv
-from causal_gym.plan.draw import plan_task
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.plan.tiers import TIER_SPECS, Tier
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.scm.build import build_scm
 from causal_gym.scm.certify import CONFOUNDING_REASON, certify
 from causal_gym.scm.expectations import centered
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
 from causal_gym.scm.sample import sample_clean
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
-from causal_gym.scoring.schemas import submission_json_schema
-from causal_gym.splits.manifest import frozen_rows
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
-from causal_gym.staging.mess import MessyFrame, make_messy, plan_mess
+from causal_gym.staging.mess import MessyFrame, make_messy, merged_coding, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
 from causal_gym.task import HiddenTruth, PublicTask, Task
-from causal_gym.task_id import Namespace, TaskId
+from causal_gym.task_id import TaskId
 
 MAX_ATTEMPTS = 30
 _TIMING_ORDER = {
@@ -103,16 +102,16 @@ def _stage_multi(
     mediators = [n.id for n in scm.nodes if n.timing is Timing.MEDIATOR]
     if mediators:
         declared["mediator"] = naming.name_of(mediators[0])
-    if "trial.csv" in spec.contract.staged_files:
-        trial = trial_csv(scm, naming, messy.plan, plan, streams.trial)
-        if trial is None:
-            return Rejection(0, ("a staged value lies outside its documented range",))
-        files["trial.csv"], trial_coding, trial_rows = trial
-        coding, declared["trial_rows"] = merged_coding(coding, trial_coding), str(trial_rows)
-        if plan.generator_version >= 3:  # the bias's size, drawn and disclosed
-            declared["bias_spread"] = "disclosed"
+    extra = spec.stage_extra(scm, naming, messy.plan, plan, streams)
+    if extra is None:
+        return Rejection(0, ("a staged value lies outside its documented range",))
+    files.update(extra.files)
+    if extra.coding is not None:
+        coding = merged_coding(coding, extra.coding)
+    declared.update(extra.declared)
     facts = ReadmeFacts(
         family,
+        spec,
         naming.theme,
         messy.n_rows,
         public_column_order(naming),
@@ -163,6 +162,7 @@ def _stage_single(
     columns = public_column_order(naming)
     facts = ReadmeFacts(
         family,
+        hooks_of(family),
         naming.theme,
         messy.n_rows,
         columns,
@@ -290,17 +290,10 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     return Task(public, hidden)
 
 
-def generate_task(
-    task_id: TaskId | str, key: DerivationKey, staged_rows: int | None = None
-) -> Task:
-    """Materialize one task in memory; byte-identical for the same key, id and size.
-
-    Tasks of a frozen split take their staged row count from its manifest (ids outside
-    it are an error); `staged_rows` overrides that only when freezing the manifest.
-    """
-    tid = task_id if isinstance(task_id, TaskId) else TaskId.parse(task_id)
-    if staged_rows is None and tid.namespace is not Namespace.TRAIN:
-        staged_rows = frozen_rows(tid)
+def build_task(tid: TaskId, key: DerivationKey, staged_rows: int | None = None) -> Task:
+    """One task in memory; byte-identical for the same key, id and size. `staged_rows`
+    pins the size (a frozen split's manifest, or freezing one); without it a train id
+    takes its jittered size and a frozen-split id its planned one."""
     plan = plan_task(key, tid, staged_rows)
     rejections: list[Rejection] = []
     for attempt in range(MAX_ATTEMPTS):

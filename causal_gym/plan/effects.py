@@ -15,7 +15,7 @@ a sign), so every other part of a train task's SCM is what version 2 drew: the t
 versions differ in the effect size alone. null_detect's classes (a point mass at
 zero, hard and wide non-nulls) are the family's subject and stay; its honest
 reference is the posterior under them (reference/posterior.py). The frozen splits
-keep the generator version they were frozen with (generate/version.py).
+keep the generator version they were frozen with (causal_gym/versions.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What a task id commits to before any SCM is drawn: tier, row count, effect class
-(the plan; plan/draw.py draws it).
+(the plan; generate/draw.py draws it).
 
 These are attempt-independent so a rejected candidate is redrawn inside the same
 plan (same tier, same staged size, same null/non-null class).
@@ -8,10 +8,10 @@ plan (same tier, same staged size, same null/non-null class).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from causal_gym.families.null_detect import NULL_BLOCK_COUNTS
 from causal_gym.plan.tiers import (
     EXPERT_TRAIN_SHARE,
     TRAIN_JITTER,
@@ -50,7 +50,7 @@ class TaskPlan:
     base_rows: int
     staged_rows: int
     effect_class: EffectClass
-    #: The generator version that draws the task (generate/version.py).
+    #: The generator version that draws the task (causal_gym/versions.py).
     generator_version: int
 
     def __post_init__(self) -> None:
@@ -62,21 +62,14 @@ def block_classes(
     key: DerivationKey,
     namespace: Namespace,
     block: int,
-    counts: dict[str, int],
-    family: str = "null_detect",
+    counts: Mapping[str, int],
+    family: str,
 ) -> tuple[EffectClass, ...]:
     """The keyed order of a family's effect classes in one block of indices (the
-    classes in `counts`, each as often as it says)."""
+    classes in `counts`, each as often as it says), by the family's own block stream."""
     classes = [EffectClass(name) for name, count in counts.items() for _ in range(count)]
     order = derive_block_rng(key, namespace.value, block, family).permutation(len(classes))
     return tuple(classes[i] for i in order)
-
-
-def null_block_classes(
-    key: DerivationKey, namespace: Namespace, block: int
-) -> tuple[EffectClass, ...]:
-    """The keyed order of the 7/7/6 effect classes in one block of 20 indices."""
-    return block_classes(key, namespace, block, NULL_BLOCK_COUNTS)
 
 
 def jittered_rows(base_rows: int, factor: float) -> int:

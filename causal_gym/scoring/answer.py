@@ -10,9 +10,9 @@ from typing import Any
 
 from causal_gym.scoring.reward import ScoreRecord, score_submission
 from causal_gym.scoring.validate import Accepted, validate_submission
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth, Task
+from causal_gym.versions import REWARD_VERSION
 
 #: The total recorded for an episode that ended without a valid submission.
 NO_SUBMISSION_REWARD = -1.0

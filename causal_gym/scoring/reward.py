@@ -6,7 +6,7 @@ unit of width below an anchor r; dividing by the observable scale s makes reward
 comparable across tasks.
 
 r is a property of the task wherever the task allows it (reward version 2,
-scoring/version.py): the efficiency bound on the expert tier, the width of OLS on the
+causal_gym/versions.py): the efficiency bound on the expert tier, the width of OLS on the
 optimal valid adjustment set on the seed families' linear tiers, neither of which any
 honest interval's 90% width falls below. Those estimands carry alpha 0.10, the proper
 interval score of a 90% interval, whose expected value is smallest at an analyst's
@@ -27,11 +27,10 @@ from types import MappingProxyType
 
 from pydantic import BaseModel
 
-from causal_gym.families.hooks import hooks_of
-from causal_gym.families.null_detect import EFFECT_PRIOR
-from causal_gym.scoring.version import REWARD_VERSION
+from causal_gym.hooks import hooks_of
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth
+from causal_gym.versions import REWARD_VERSION
 
 #: The level of W where r is the reference's own width (the multi-estimand families).
 INTERVAL_SCORE_ALPHA = 0.12
@@ -76,7 +75,7 @@ class ScoreRecord(Sealed):
     components: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     #: Each estimand's own score (one entry, "ate", for the seed's families).
     estimands: Mapping[str, EstimandScore] = field(default_factory=lambda: MappingProxyType({}))
-    #: The reward version that scored it (scoring/version.py).
+    #: The reward version that scored it (causal_gym/versions.py).
     reward_version: int = REWARD_VERSION
 
     @property
@@ -121,9 +120,10 @@ def estimand_score(
     )
 
 
-def brier_skill(probability: float, has_effect: bool, prior: float = EFFECT_PRIOR) -> float:
-    """1 - Brier / Brier-of-the-prior: a constant forecast at the prior scores 0 on average."""
-    outcome = 1.0 if has_effect else 0.0
+def brier_skill(probability: float, happened: bool, prior: float) -> float:
+    """1 - Brier / Brier-of-the-prior: a constant forecast at the family's disclosed
+    prior (its hooks pass it) scores 0 on average."""
+    outcome = 1.0 if happened else 0.0
     return 1.0 - (probability - outcome) ** 2 / (prior * (1.0 - prior))
 
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.task_id import Family
 
 

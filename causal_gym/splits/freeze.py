@@ -6,9 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from causal_gym.errors import GeneratorVersionError, ManifestKeyError
-from causal_gym.generate.pipeline import generate_task
-from causal_gym.generate.version import generator_version
-from causal_gym.plan.draw import plan_task
+from causal_gym.generate.draw import plan_task
+from causal_gym.generate.pipeline import build_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.splits.manifest import (
     EVAL_V1,
@@ -18,6 +17,7 @@ from causal_gym.splits.manifest import (
     split_ids,
 )
 from causal_gym.task_id import TaskId
+from causal_gym.versions import generator_version
 
 Tick = Callable[[str], None]
 
@@ -35,7 +35,7 @@ def build_manifest(key: DerivationKey, tick: Tick | None = None, split: str = EV
     entries = []
     for task_id in split_ids(split):
         tid = TaskId.parse(task_id)
-        task = generate_task(tid, key, staged_rows=plan_task(key, tid).base_rows)
+        task = build_task(tid, key, staged_rows=plan_task(key, tid).base_rows)
         entries.append(ManifestEntry.model_validate(task.public.metadata()))
         if tick:
             tick(task_id)
@@ -78,7 +78,9 @@ def verify_entries(
         )
     mismatches = []
     for entry in entries:
-        actual = ManifestEntry.model_validate(generate_task(entry.task_id, key).public.metadata())
+        # at the manifest's own row count, as causal_gym.make gives it to every eval id
+        task = build_task(TaskId.parse(entry.task_id), key, staged_rows=entry.n_rows)
+        actual = ManifestEntry.model_validate(task.public.metadata())
         for field in ("family", "tier", "n_rows", "sha256", "generation_attempts"):
             if getattr(actual, field) != getattr(entry, field):
                 mismatches.append(

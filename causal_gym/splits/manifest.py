@@ -15,9 +15,9 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.families import split_counts as declared_counts
 from causal_gym.errors import TaskIdError
-from causal_gym.families.registry import contract_of
-from causal_gym.families.registry import split_counts as declared_counts
 from causal_gym.plan.tiers import Tier
 from causal_gym.task_id import SPLITS, Family, Namespace, TaskId
 

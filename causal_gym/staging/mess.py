@@ -126,3 +126,12 @@ def make_messy(
 
     column_order = tuple(observed[i] for i in rng.permutation(len(observed)))
     return MessyFrame(numeric, tokens, column_order, coding, plan)
+
+
+def merged_coding(first: TreatmentCoding, second: TreatmentCoding) -> TreatmentCoding:
+    """The codes of two staged files together (each spelling once, first file's first):
+    what a README lists when a family stages a second file."""
+    return TreatmentCoding(
+        tuple(dict.fromkeys(first.treated + second.treated)),
+        tuple(dict.fromkeys(first.control + second.control)),
+    )

@@ -1,19 +1,22 @@
 """README.md (the data dictionary) and the agent prompt, from public facts only.
 
 The renderer receives names, timings, descriptions, the treatment coding and the
-family; it is never handed the SCM, so it cannot leak a role or the truth. Tables
-keep one fixed layout (the reference analyst parses them); the prose around them is
-worded by the `prompt` stream.
+family's wording; it is never handed the SCM, so it cannot leak a role or the truth.
+Tables keep one fixed layout (the reference analyst parses them); the prose around
+them is worded by the `prompt` stream. What a family says (its question, its answer
+section, its assumptions) comes from its hooks through the `FamilyWording` protocol,
+so staging names no family and knows no registry.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from causal_gym.families.hooks import hooks_of
 from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
 from causal_gym.staging.mess import TreatmentCoding
@@ -49,9 +52,32 @@ _IGNORABILITY = (
 )
 
 
+class FamilyWording(Protocol):
+    """What the README asks of a family (causal_gym.hooks.FamilyHooks provides it)."""
+
+    @property
+    def effect_size_subject(self) -> str: ...
+
+    @property
+    def effect_size_detail(self) -> str: ...
+
+    @property
+    def estimands(self) -> tuple[str, ...]: ...
+
+    def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]: ...
+
+    def question(self, treatment: str, outcome: str, unit: str) -> str | None: ...
+
+    def context_lines(self, declared: Mapping[str, str]) -> list[str]: ...
+
+    def assumption_lines(self) -> list[str] | None: ...
+
+
 @dataclass(frozen=True)
 class ReadmeFacts:
     family: Family
+    #: The family's hooks, as the README needs them.
+    wording: FamilyWording
     theme: Theme
     n_rows: int
     columns: tuple[ColumnSpec, ...]
@@ -99,21 +125,19 @@ def _column_row(spec: ColumnSpec) -> str:
     return f"| `{spec.name}` | {spec.timing.value} | {kind} | {text}. |"
 
 
-def _family_section(family: Family, declared: dict[str, str]) -> list[str]:
-    spec = hooks_of(family)
-    if spec.contract.estimands == ("ate",):
+def _family_section(spec: FamilyWording, declared: dict[str, str]) -> list[str]:
+    if spec.estimands == ("ate",):
         shared = "Report a 90% interval for the ATE (`ci_lower` <= `ci_upper`)."
     else:
         shared = "Report a 90% interval for each effect (`ci_lower` <= `ci_upper`)."
     return [shared, *spec.readme_lines(declared)]
 
 
-def effect_size_line(outcome: str, family: str = "ate") -> str:
+def effect_size_line(outcome: str, spec: FamilyWording) -> str:
     """The disclosed effect-size prior (plan/effects.py); reference/posterior.py reads
     its numbers back, and its presence tells a generator-3 task."""
     from causal_gym.plan.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
 
-    spec = hooks_of(family)
     return (
         f"Effect size: {spec.effect_size_subject} was drawn uniformly between -A and A (in "
         f"units of `{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
@@ -147,7 +171,7 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         _pick(_QUESTIONS, rng).format(**fill),
         "",
     ]
-    spec = hooks_of(facts.family)
+    spec = facts.wording
     own_question = spec.question(treatment.name, outcome.name, theme.unit)
     if own_question is not None:
         lines[-2] = own_question
@@ -211,9 +235,9 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
             f"assigned, how `{outcome.name}` depends on the pre-treatment columns and how "
             f"the effect differs between {theme.unit}s may all be nonlinear.",
         ]
-    lines += _family_section(facts.family, facts.declared)
+    lines += _family_section(spec, facts.declared)
     if facts.effect_sizes:
-        lines.append(effect_size_line(outcome.name, facts.family.value))
+        lines.append(effect_size_line(outcome.name, spec))
     lines += [
         "",
         "Submit exactly one JSON object matching this schema with the `submit_answer` "

@@ -13,9 +13,9 @@ from importlib import resources
 import verifiers.v1 as vf
 from pydantic import Field, field_validator
 
+from causal_gym.contracts.families import all_components
 from causal_gym.errors import CausalGymError, KeyFormatError
-from causal_gym.families.registry import all_components
-from causal_gym.generate.pipeline import generate_task
+from causal_gym.make import generate_task
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore, episode_score
 from causal_gym.task import Task

@@ -5,14 +5,19 @@ agents for `--help` loads no agent code).
 
 A factory takes the whole `--agent` value, the OpenAI settings (the `openai` agent's)
 and the secret values a user's process must never see in its environment. An agent of
-another package registers with `register_agent`.
+another package is found by installing it, under the entry-point group
+`causal_gym.agents` (`name = "package.module:ENTRY"`, an `AgentEntry`), or registered
+at run time with `register_agent` (causal_gym.registries.Registry, like every plug-in
+kind).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
+
+from causal_gym.registries import Registry, load_entry_point
+from orchestrator.errors import AgentSpecError
 
 
 @dataclass(frozen=True)
@@ -27,25 +32,32 @@ class AgentEntry:
     check: str | None = None
 
 
-_AGENTS: dict[str, AgentEntry] = {}
+def _accept(name: str, loaded: Any) -> AgentEntry:
+    if not isinstance(loaded, AgentEntry) or loaded.name != name:
+        raise AgentSpecError(f"agent {name!r}: {loaded!r} is not its AgentEntry")
+    return loaded
+
+
+AGENTS: Registry[AgentEntry] = Registry(
+    "agent", "agents", AgentSpecError, group="causal_gym.agents", accept=_accept
+)
 
 
 def register_agent(entry: AgentEntry) -> AgentEntry:
-    if entry.name in _AGENTS:
-        raise ValueError(f"agent {entry.name!r} is already registered")
-    _AGENTS[entry.name] = entry
+    """Add an agent now (a name, or a parametrized agent's prefix, is registered once)."""
+    AGENTS.register(entry.name, entry)
     return entry
 
 
 def entries() -> tuple[AgentEntry, ...]:
-    return tuple(_AGENTS.values())
+    return AGENTS.values()
 
 
 def find(spec: str) -> AgentEntry | None:
     """The entry an `--agent` value names (exactly, or by its prefix)."""
-    if spec in _AGENTS and _AGENTS[spec].pattern is None:
-        return _AGENTS[spec]
-    for entry in _AGENTS.values():
+    if spec in AGENTS.names() and AGENTS.get(spec).pattern is None:
+        return AGENTS.get(spec)
+    for entry in entries():
         if entry.pattern is not None and spec.startswith(entry.name):
             return entry
     return None
@@ -53,12 +65,12 @@ def find(spec: str) -> AgentEntry | None:
 
 def accepted() -> str:
     """Every name and pattern, for errors and `--help`."""
-    return ", ".join(e.pattern or e.name for e in _AGENTS.values())
+    return ", ".join(e.pattern or e.name for e in entries())
 
 
 def load(entry_point: str) -> Any:
-    module, _, attribute = entry_point.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    """What an agent's entry point names (imported only now)."""
+    return load_entry_point(entry_point, AgentSpecError)
 
 
 def _builtin(name: str, description: str, factory: str) -> None:

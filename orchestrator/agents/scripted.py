@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.types import AgentTurn, ToolCall

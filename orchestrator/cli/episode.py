@@ -57,7 +57,7 @@ def episode(
 ) -> None:
     """Run one episode in a fresh sandbox, score it on the host, print the record."""
     from causal_gym.errors import CausalGymError
-    from causal_gym.generate.pipeline import generate_task
+    from causal_gym.make import generate_task
     from causal_gym.rng_keys.keys import read_key_file, resolve_key
     from causal_gym.task_id import TaskId
     from orchestrator.agents import EpisodeConfig, OpenAIPolicyConfig, load_policy, run_episode

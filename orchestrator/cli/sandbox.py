@@ -49,7 +49,7 @@ def exec_command(
         fail("give the command after --, e.g. causal-gym-run sandbox exec -- ls -la")
     files: dict[str, bytes] = {}
     if stage is not None:
-        from causal_gym.generate.pipeline import generate_task
+        from causal_gym.make import generate_task
         from causal_gym.rng_keys.keys import resolve_key
         from causal_gym.task_id import TaskId
 

@@ -152,7 +152,7 @@ def write_plot(summaries: list[RunSummary], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from causal_gym.families.registry import contract_of
+    from causal_gym.contracts.families import contract_of
 
     families = [contract_of(f) for f in table_families(summaries)]
     fig, ax = plt.subplots(figsize=(9, 4.5))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from causal_gym.families.registry import family_names, split_families
+from causal_gym.contracts.families import family_names, split_families
 from causal_gym.task_id import NAMESPACES, Family
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.errors import ConfigError

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate.pipeline import generate_task
+from causal_gym.make import generate_task
 from causal_gym.scoring.answer import EpisodeScore, score_against
 from causal_gym.task import HiddenTruth
 from causal_gym.wire import TaskWire

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 from causal_gym.rng_keys.keys import resolve_key
 from orchestrator.errors import InspectLogError
 from orchestrator.run.records import ScoredEpisode

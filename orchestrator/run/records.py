@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from causal_gym.scoring.version import UNVERSIONED
 from causal_gym.sealed import Sealed
+from causal_gym.versions import UNVERSIONED
 from orchestrator.agents.stored_text import MAX_STORED_CHARS
 from orchestrator.agents.types import (
     MAX_EPISODE_SECONDS,
@@ -84,7 +84,7 @@ class ScoredEpisode(Sealed, EpisodeStats):
     #: The message's full length when it was longer than MAX_STORED_CHARS.
     message_chars: int | None = Field(None, ge=0)
     # score (reward -1 and no components without a valid submission)
-    #: The reward version that scored it (scoring/version.py); a line written before
+    #: The reward version that scored it (causal_gym/versions.py); a line written before
     #: versions existed has none and was scored with version 1.
     reward_version: int = Field(UNVERSIONED, ge=1, le=1_000)
     submitted: bool

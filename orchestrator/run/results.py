@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from causal_gym.scoring.version import UNVERSIONED
+from causal_gym.versions import UNVERSIONED
 from orchestrator.errors import RunFolderError
 
 RUN_FILE = "run.json"

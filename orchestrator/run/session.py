@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.console import Console
 
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import FAMILIES
+from causal_gym.versions import REWARD_VERSION
 from orchestrator.agents.loader import check_agent_loads
 from orchestrator.errors import RunFolderError
 from orchestrator.run.cluster import connect, disconnect

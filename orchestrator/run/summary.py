@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from causal_gym.scoring.version import REWARD_VERSION, UNVERSIONED
+from causal_gym.versions import REWARD_VERSION, UNVERSIONED
 from orchestrator.run.records import ScoredEpisode
 
 

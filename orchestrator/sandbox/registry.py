@@ -3,15 +3,20 @@ points ("module:callable", imported only when used, so `local` never needs the D
 SDK): making a sandbox, preparing its toolchain once, and reaping what dead runs left.
 
 Everything that names a backend (run configs, the CLIs, streams, the reaper) asks
-this registry; a backend of another package registers with `register_backend`, and
-`orchestrator.sandbox.conformance.check_backend(name)` checks it.
+this registry (causal_gym.registries.Registry, like every plug-in kind). A backend of
+another package is found by installing it, under the entry-point group
+`causal_gym.sandboxes` (`name = "package.module:BACKEND"`, a `Backend`), or registered
+at run time with `register_backend`; `orchestrator.sandbox.conformance.check_backend`
+checks it.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from causal_gym.registries import Registry, load_entry_point
+from orchestrator.errors import UnknownSandboxError
 
 if TYPE_CHECKING:
     from orchestrator.sandbox.base import Sandbox, SandboxLimits
@@ -29,35 +34,38 @@ class Backend:
     reap: str
 
 
-_BACKENDS: dict[str, Backend] = {}
+def _accept(name: str, loaded: Any) -> Backend:
+    if not isinstance(loaded, Backend) or loaded.name != name:
+        raise UnknownSandboxError(f"sandbox {name!r}: {loaded!r} is not its Backend")
+    return loaded
+
+
+SANDBOXES: Registry[Backend] = Registry(
+    "sandbox", "sandboxes", UnknownSandboxError, group="causal_gym.sandboxes", accept=_accept
+)
 
 
 def register_backend(backend: Backend) -> Backend:
-    if not backend.name.isidentifier() or backend.name in _BACKENDS:
-        raise ValueError(f"sandbox backend {backend.name!r}: not a new, plain name")
-    _BACKENDS[backend.name] = backend
+    """Add a backend now (a name is registered once)."""
+    if not backend.name.isidentifier():
+        raise UnknownSandboxError(f"sandbox backend {backend.name!r}: not a plain name")
+    SANDBOXES.register(backend.name, backend)
     return backend
 
 
 def backend_names() -> tuple[str, ...]:
-    return tuple(_BACKENDS)
+    return SANDBOXES.names()
 
 
 def backend(name: str) -> Backend:
-    """The backend of a name; a ValueError naming the accepted ones otherwise."""
-    try:
-        return _BACKENDS[name]
-    except KeyError:
-        accepted = ", ".join(_BACKENDS)
-        raise ValueError(f"unknown sandbox {name!r}: accepted sandboxes are {accepted}") from None
+    """The backend of a name; UnknownSandboxError (a ValueError) naming the accepted
+    ones otherwise."""
+    return SANDBOXES.get(name)
 
 
 def load(entry_point: str) -> Any:
-    module, _, attribute = entry_point.partition(":")
-    value: Any = importlib.import_module(module)
-    for part in attribute.split("."):
-        value = getattr(value, part)
-    return value
+    """What one of a backend's entry points names (imported only now)."""
+    return load_entry_point(entry_point, UnknownSandboxError)
 
 
 def make_sandbox(

@@ -21,7 +21,7 @@ DEFAULT_SPLIT = "eval-v1"
 
 
 def default_families() -> tuple[str, ...]:
-    from causal_gym.families.registry import split_families
+    from causal_gym.contracts.families import split_families
 
     return split_families(DEFAULT_SPLIT)
 

@@ -28,8 +28,8 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import EpisodeScore
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
-from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task import HiddenTruth
+from causal_gym.versions import REWARD_VERSION
 from orchestrator.errors import StreamError
 from orchestrator.run.head_key import load_key_file, write_key_to
 from orchestrator.stream.types import Made, StreamScore, score_components
@@ -77,7 +77,7 @@ class TaskSupply:
     def make(self) -> Made:
         """Generate the next task of this worker's share; keep its truth under a new
         handle and return its public part."""
-        from causal_gym.generate.pipeline import generate_task
+        from causal_gym.make import generate_task
 
         with self._lock:
             task_id = next(self._ids)

@@ -74,7 +74,7 @@ class StreamScore(_Wire):
     valid: bool
     errors: tuple[str, ...] = ()
     family: str
-    #: The reward version that scored it (causal_gym/scoring/version.py).
+    #: The reward version that scored it (causal_gym/versions.py).
     reward_version: int = Field(ge=1)
     reward: float
     clipped_reward: float

@@ -7,7 +7,7 @@ frozen splits that hold it and how many of its tasks each holds, and the entry p
 of its hooks. It imports pydantic and nothing numeric.
 
 How a family's tasks are drawn, worded and scored against a truth is its hooks
-(`FamilyHooks`, families/hooks.py), loaded by the entry-point string the contract
+(`FamilyHooks`, causal_gym/hooks.py), loaded by the entry-point string the contract
 names, so nothing that reads a contract loads the generator.
 """
 
@@ -20,15 +20,14 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from causal_gym.contracts.submissions import AteSubmission
 from causal_gym.errors import FamilyContractError
-from causal_gym.families.submissions import AteSubmission
+from causal_gym.namespaces import EXPERT_SPLIT, Namespace
 
 #: (estimate, ci_lower, ci_upper) of one estimand in a submission.
 Triple = tuple[float, float, float]
 #: The files every family stages; a family may declare more (a second dataset).
 DEFAULT_STAGED_FILES: tuple[str, ...] = ("data.csv", "README.md")
-#: The frozen split of the expert tier: a family with a count there has an expert tier.
-EXPERT_SPLIT = "eval-expert-v1"
 #: A family's name is one part of a task id: lower case, digits and underscores.
 NAME_FORMAT = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
@@ -52,7 +51,7 @@ class FamilyContract(ABC):
     #: The frozen splits that hold the family -> its tasks there (ids 0..count-1). A
     #: count in eval-expert-v1 means the family has an expert tier (a disclosed share
     #: of its train tasks is expert too). Train holds every family.
-    splits: ClassVar[Mapping[str, int]] = {}
+    splits: ClassVar[Mapping[Namespace, int]] = {}
     #: The sandbox-kit files (causal_gym/reference/) its reference analysis runs from,
     #: answer.py last (`python answer.py DIR` answers): analyst.py with flexible.py (the
     #: expert tier) and posterior.py (null_detect's posterior) for one ATE from
@@ -61,6 +60,10 @@ class FamilyContract(ABC):
     reference_kit: ClassVar[tuple[str, ...]] = (
         "analyst.py", "flexible.py", "posterior.py", "answer.py"
     )  # fmt: skip
+    #: Task ids come in keyed blocks of this many whose effect classes are a fixed mix
+    #: (null_detect: 20); a frozen split holds whole blocks, and an audit that wants
+    #: the mix draws whole blocks.
+    block_size: ClassVar[int] = 1
     #: Hack probes the audit runs on this family beyond the shared ones, by name.
     extra_probes: ClassVar[tuple[str, ...]] = ()
     #: "module:Class" of its FamilyHooks subclass (generation, README, scoring).
@@ -97,6 +100,10 @@ class FamilyContract(ABC):
             raise FamilyContractError(f"{self.name}: data.csv and README.md must be staged")
         if any(count < 1 for count in self.splits.values()):
             raise FamilyContractError(f"{self.name}: a split must hold at least one task")
+        if any(count % self.block_size for count in self.splits.values()):
+            raise FamilyContractError(
+                f"{self.name}: a split holds whole blocks of {self.block_size} ids"
+            )
         if ":" not in getattr(self, "hooks", ""):
             raise FamilyContractError(f"{self.name}: hooks must be 'module:Class'")
         answer = self.submission_model.model_validate(self.placeholder_answer())

@@ -8,14 +8,14 @@ from typing import ClassVar
 
 import networkx as nx
 
-from causal_gym.families.hooks import FamilyHooks
+from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
 
-#: The declared mediator's node id in the hidden SCM (scm/build.py draws it).
+#: The declared mediator's node id in the hidden SCM (generate/build.py draws it).
 MEDIATOR_ID = "k1"
 
 

@@ -11,8 +11,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel
 
-from causal_gym.families.hooks import FamilyHooks
-from causal_gym.families.obs_vs_rct import (
+from causal_gym.families.obs_vs_rct.bias import calibrated_confounder, omitted_bias_in_ses
+from causal_gym.families.obs_vs_rct.contract import (
     BIAS_BLOCK_COUNTS,
     BIAS_BLOCK_SIZE,
     BIAS_PRIOR,
@@ -23,7 +23,8 @@ from causal_gym.families.obs_vs_rct import (
     ObsVsRctSubmission,
     bias_spread_sentence,
 )
-from causal_gym.generate.bias import calibrated_confounder, omitted_bias_in_ses
+from causal_gym.families.obs_vs_rct.trial import trial_csv
+from causal_gym.hooks import FamilyHooks, StagedExtra
 from causal_gym.plan.task_plan import EffectClass, TaskPlan, block_classes
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.rng_keys.keys import DerivationKey
@@ -31,13 +32,15 @@ from causal_gym.scm.certify import CONFOUNDING_REASON
 from causal_gym.scm.model import Scm
 from causal_gym.scm.sample import CleanSample
 from causal_gym.scoring.reward import brier_skill
+from causal_gym.staging.mess import MessPlan
+from causal_gym.staging.naming import Naming
 from causal_gym.task import HiddenTruth
 from causal_gym.task_id import TaskId
 
 
 def trial_share(streams: TaskStreams) -> float:
     """The trial's share of the extract's rows: the `trial` stream's first draw
-    (generate/trial.py makes it), read here from a copy of the stream."""
+    (families/obs_vs_rct/trial.py makes it), read here from a copy of the stream."""
     return float(copy.deepcopy(streams.trial).uniform(*TRIAL_SHARE))
 
 
@@ -120,6 +123,23 @@ class ObsVsRctHooks(FamilyHooks):
         if not low <= bias <= high:
             return [CONFOUNDING_REASON]  # the same words as any other confounding failure
         return []
+
+    def stage_extra(
+        self,
+        scm: Scm,
+        naming: Naming,
+        mess_plan: MessPlan,
+        plan: TaskPlan,
+        streams: TaskStreams,
+    ) -> StagedExtra | None:
+        trial = trial_csv(scm, naming, mess_plan, plan, streams.trial)
+        if trial is None:
+            return None
+        data, coding, rows = trial
+        declared = {"trial_rows": str(rows)}
+        if plan.generator_version >= 3:  # the bias's size, drawn and disclosed
+            declared["bias_spread"] = "disclosed"
+        return StagedExtra({"trial.csv": data}, coding, declared)
 
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         if not isinstance(submission, ObsVsRctSubmission):

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from causal_gym.families.obs_vs_rct import TRIAL_SHARE
+from causal_gym.families.obs_vs_rct.contract import TRIAL_SHARE
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.scm.model import OUTCOME_ID, Scm
@@ -38,10 +38,3 @@ def trial_csv(
     if out_of_bounds(messy, naming):
         return None
     return render_csv(messy, naming), messy.coding, messy.n_rows
-
-
-def merged_coding(first: TreatmentCoding, second: TreatmentCoding) -> TreatmentCoding:
-    return TreatmentCoding(
-        tuple(dict.fromkeys(first.treated + second.treated)),
-        tuple(dict.fromkeys(first.control + second.control)),
-    )

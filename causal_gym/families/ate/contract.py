@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.submissions import AteSubmission
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.submissions import AteSubmission
+from causal_gym.namespaces import Namespace
 
 
 class AteFamily(FamilyContract):
     name = "ate"
     label = "ATE"
     submission_model = AteSubmission
-    splits: ClassVar[Mapping[str, int]] = {"eval-v1": 170, "eval-expert-v1": 100}
-    hooks = "causal_gym.families.hooks:FamilyHooks"
+    splits: ClassVar[Mapping[Namespace, int]] = {
+        Namespace.EVAL_V1: 170,
+        Namespace.EVAL_EXPERT_V1: 100,
+    }
+    hooks = "causal_gym.hooks:FamilyHooks"
 
 
 CONTRACT = AteFamily()

@@ -15,8 +15,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from causal_gym.families.contract import FamilyContract, Triple
-from causal_gym.families.submissions import Interval
+from causal_gym.contracts.contract import FamilyContract, Triple
+from causal_gym.contracts.submissions import Interval
+from causal_gym.namespaces import Namespace
 
 MAX_LEVELS = 5
 
@@ -40,10 +41,10 @@ class CateFamily(FamilyContract):
     submission_model = CateSubmission
     estimands = ("level",)  # placeholder: the names are the task's modifier levels
     per_level_estimands = True
-    splits: ClassVar[Mapping[str, int]] = {"eval-v2": 150}
+    splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V2: 150}
     reference_kit = ("analyst.py", "estimands.py", "answer.py")
     extra_probes = ("pooled_for_every_level", "per_level_difference_in_means")
-    hooks = "causal_gym.families.cate_hooks:CateHooks"
+    hooks = "causal_gym.families.cate.hooks:CateHooks"
 
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:
         if not isinstance(submission, CateSubmission):

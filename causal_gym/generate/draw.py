@@ -3,8 +3,7 @@ the effect class from the family's hooks, the generator version from the namespa
 
 from __future__ import annotations
 
-from causal_gym.families.hooks import hooks_of
-from causal_gym.generate.version import generator_version
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.task_plan import (
     EffectClass,
     TaskPlan,
@@ -16,6 +15,7 @@ from causal_gym.plan.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
 from causal_gym.rng_keys.derive import derive_plan_rng
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import Namespace, TaskId
+from causal_gym.versions import generator_version
 
 
 def effect_class_for(key: DerivationKey, task_id: TaskId) -> EffectClass:

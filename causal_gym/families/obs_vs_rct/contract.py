@@ -15,8 +15,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.submissions import AteSubmission, FiniteFloat
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.submissions import AteSubmission, FiniteFloat
+from causal_gym.namespaces import Namespace
 
 #: Weights of the estimand reward and of the Brier skill in the total.
 OBS_VS_RCT_WEIGHTS = (0.9, 0.1)
@@ -67,10 +68,11 @@ class ObsVsRctFamily(FamilyContract):
     submission_model = ObsVsRctSubmission
     staged_files = ("data.csv", TRIAL_FILE, "README.md")
     components = ("brier_skill",)
-    splits: ClassVar[Mapping[str, int]] = {"eval-v2": 150}
+    splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V2: 150}
     reference_kit = ("analyst.py", "estimands.py", "answer.py")
     extra_probes = ("observational_only", "trial_only", "always_biased")
-    hooks = "causal_gym.families.obs_vs_rct_hooks:ObsVsRctHooks"
+    block_size = BIAS_BLOCK_SIZE
+    hooks = "causal_gym.families.obs_vs_rct.hooks:ObsVsRctHooks"
 
     def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
         return {**super().placeholder_answer(estimands), "bias_probability": BIAS_PRIOR}

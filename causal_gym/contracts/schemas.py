@@ -1,13 +1,12 @@
 """The JSON Schema of each family's submission model, as every README prints it and
-the `submit_answer` tool declares it (the models live with the families' contracts:
-causal_gym/families/)."""
+the `submit_answer` tool declares it (each model is named by its family's contract)."""
 
 from __future__ import annotations
 
 import copy
 import functools
 
-from causal_gym.families.registry import contract_of
+from causal_gym.contracts.families import contract_of
 
 
 def submission_json_schema(family: str) -> dict[str, object]:

@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from causal_gym.families.hooks import FamilyHooks
+from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.scm.model import TREATMENT_ID, Scm

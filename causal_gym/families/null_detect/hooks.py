@@ -7,19 +7,27 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
-from causal_gym.families.hooks import FamilyHooks
-from causal_gym.families.null_detect import (
+from causal_gym.families.null_detect.contract import (
+    EFFECT_PRIOR,
     EFFECT_PRIOR_NUMERATOR,
     NULL_BLOCK_COUNTS,
     NULL_BLOCK_SIZE,
     NULL_DETECT_WEIGHTS,
     NullDetectSubmission,
 )
-from causal_gym.plan.task_plan import EffectClass, null_block_classes
+from causal_gym.hooks import FamilyHooks
+from causal_gym.plan.task_plan import EffectClass, block_classes
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.reward import brier_skill
 from causal_gym.task import HiddenTruth
-from causal_gym.task_id import TaskId
+from causal_gym.task_id import Namespace, TaskId
+
+
+def null_block_classes(
+    key: DerivationKey, namespace: Namespace, block: int
+) -> tuple[EffectClass, ...]:
+    """The keyed order of the 7/7/6 effect classes in one block of 20 indices."""
+    return block_classes(key, namespace, block, NULL_BLOCK_COUNTS, "null_detect")
 
 
 class NullDetectHooks(FamilyHooks):
@@ -39,7 +47,8 @@ class NullDetectHooks(FamilyHooks):
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         if not isinstance(submission, NullDetectSubmission):
             raise TypeError("a null_detect task needs a NullDetectSubmission")
-        return {"brier_skill": brier_skill(submission.effect_probability, truth.ate != 0.0)}
+        has_effect = truth.ate != 0.0
+        return {"brier_skill": brier_skill(submission.effect_probability, has_effect, EFFECT_PRIOR)}
 
     def total_reward(self, estimand_reward: float, components: Mapping[str, float]) -> float:
         weight, skill_weight = NULL_DETECT_WEIGHTS

@@ -16,8 +16,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from causal_gym.families.contract import FamilyContract, Triple
-from causal_gym.families.submissions import Interval
+from causal_gym.contracts.contract import FamilyContract, Triple
+from causal_gym.contracts.submissions import Interval
+from causal_gym.namespaces import Namespace
 
 #: `total.estimate` may differ from direct + indirect by this share of their size
 #: (floating-point rounding of a sum written out in decimal).
@@ -52,10 +53,10 @@ class MediationFamily(FamilyContract):
     label = "Mediation"
     submission_model = MediationSubmission
     estimands = ("direct", "indirect", "total")
-    splits: ClassVar[Mapping[str, int]] = {"eval-v2": 150}
+    splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V2: 150}
     reference_kit = ("analyst.py", "estimands.py", "answer.py")
     extra_probes = ("total_as_direct", "mediator_as_confounder")
-    hooks = "causal_gym.families.mediation_hooks:MediationHooks"
+    hooks = "causal_gym.families.mediation.hooks:MediationHooks"
 
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:
         if not isinstance(submission, MediationSubmission):

@@ -1,10 +1,16 @@
-"""How a family's tasks are drawn, worded and scored: its hooks.
+"""How a family's tasks are drawn, worded and scored: the hooks base and its loader.
 
 Every stage that used to branch on the family name (README wording, SCM requirements,
-effect classes, the certificate, the truths of its estimands, the score components
-and the total) asks the family's hooks instead. They run only where tasks are made or
-scored (never on the worker side), and are loaded from the entry point the family's
-contract names (families/registry.py), so importing a contract never loads them.
+effect classes, the certificate, the truths of its estimands, a second staged file,
+the score components and the total) asks the family's hooks instead. They run only
+where tasks are made or scored (never on the worker side), and are loaded from the
+entry point the family's contract names (contracts/families.py), so importing a
+contract never loads them.
+
+Where it stands: above the types its methods pass around (the plan, the SCM, its
+sample, the hidden truth) and below everything that generates or scores (generate/,
+staging/, scoring/), which call it; a family's own hooks (families/<name>/hooks.py)
+subclass it from above all of them. The contracts beneath stay free of numeric code.
 
 The defaults describe a one-ATE family; a family overrides what differs.
 """
@@ -12,14 +18,16 @@ The defaults describe a one-ATE family; a family overrides what differs.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel
 
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.families import contract_of
 from causal_gym.errors import FamilyContractError
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.registry import contract_of, load_entry_point
+from causal_gym.registries import load_entry_point
 
 if TYPE_CHECKING:
     from causal_gym.plan.task_plan import EffectClass, TaskPlan
@@ -27,8 +35,21 @@ if TYPE_CHECKING:
     from causal_gym.rng_keys.keys import DerivationKey
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
+    from causal_gym.staging.mess import MessPlan, TreatmentCoding
+    from causal_gym.staging.naming import Naming
     from causal_gym.task import HiddenTruth
     from causal_gym.task_id import TaskId
+
+
+@dataclass(frozen=True)
+class StagedExtra:
+    """Files a family stages beside data.csv and README.md: their bytes, the treatment
+    codes they use (listed in the README with the extract's), and the public facts the
+    README declares about them (`context_lines` reads them)."""
+
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    coding: TreatmentCoding | None = None
+    declared: Mapping[str, str] = field(default_factory=dict)
 
 
 class FamilyHooks:
@@ -56,6 +77,11 @@ class FamilyHooks:
 
     def __init__(self, contract: FamilyContract) -> None:
         self.contract = contract
+
+    @property
+    def estimands(self) -> tuple[str, ...]:
+        """The contract's estimand names (what the README's answer section counts)."""
+        return self.contract.estimands
 
     # --- README wording -------------------------------------------------------
     def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
@@ -114,6 +140,20 @@ class FamilyHooks:
         """Family-specific certificate reasons on the hidden SCM and clean sample."""
         return []
 
+    # --- staging ----------------------------------------------------------------
+    def stage_extra(
+        self,
+        scm: Scm,
+        naming: Naming,
+        mess_plan: MessPlan,
+        plan: TaskPlan,
+        streams: TaskStreams,
+    ) -> StagedExtra | None:
+        """The files the contract stages beyond data.csv and README.md (obs_vs_rct's
+        randomized trial); None when a staged value falls outside its documented
+        range (the candidate is rejected)."""
+        return StagedExtra()
+
     # --- scoring ----------------------------------------------------------------
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         """Each of the contract's `components`, scored against the hidden truth."""
@@ -138,7 +178,7 @@ class FamilyHooks:
 def hooks_of(family: str) -> FamilyHooks:
     """A family's hooks, loaded from the entry point its contract names."""
     contract = contract_of(family)
-    cls = load_entry_point(contract.hooks)
+    cls = load_entry_point(contract.hooks, FamilyContractError)
     if not (isinstance(cls, type) and issubclass(cls, FamilyHooks)):
         raise FamilyContractError(f"{contract.hooks} is not a FamilyHooks subclass")
     hooks = cls(contract)

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.submissions import AteSubmission
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.submissions import AteSubmission
+from causal_gym.namespaces import Namespace
 
 #: Weights of the estimand reward and of validity in the total.
 ADJUSTMENT_WEIGHTS = (0.7, 0.3)
@@ -41,8 +42,11 @@ class AdjustmentFamily(FamilyContract):
     label = "Adjustment"
     submission_model = AdjustmentSubmission
     components = ("validity",)
-    splits: ClassVar[Mapping[str, int]] = {"eval-v1": 170, "eval-expert-v1": 100}
-    hooks = "causal_gym.families.adjustment_hooks:AdjustmentHooks"
+    splits: ClassVar[Mapping[Namespace, int]] = {
+        Namespace.EVAL_V1: 170,
+        Namespace.EVAL_EXPERT_V1: 100,
+    }
+    hooks = "causal_gym.families.adjustment.hooks:AdjustmentHooks"
 
     def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
         return {**super().placeholder_answer(estimands), "adjustment_set": []}

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from causal_gym.families.obs_vs_rct import TRIAL_SHARE
+from causal_gym.families.obs_vs_rct.contract import TRIAL_SHARE
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Kind, Scm
 from causal_gym.scm.sample import CleanSample
 

@@ -10,8 +10,9 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from causal_gym.families.contract import FamilyContract
-from causal_gym.families.submissions import AteSubmission, FiniteFloat
+from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.submissions import AteSubmission, FiniteFloat
+from causal_gym.namespaces import Namespace
 
 #: Weights of the estimand reward and of the Brier skill in the total.
 NULL_DETECT_WEIGHTS = (0.9, 0.1)
@@ -36,9 +37,13 @@ class NullDetectFamily(FamilyContract):
     submission_model = NullDetectSubmission
     components = ("brier_skill",)
     # eight whole blocks of 20 in eval-v1, five in eval-expert-v1
-    splits: ClassVar[Mapping[str, int]] = {"eval-v1": 160, "eval-expert-v1": 100}
+    splits: ClassVar[Mapping[Namespace, int]] = {
+        Namespace.EVAL_V1: 160,
+        Namespace.EVAL_EXPERT_V1: 100,
+    }
+    block_size = NULL_BLOCK_SIZE
     extra_probes = ("prior_only",)
-    hooks = "causal_gym.families.null_detect_hooks:NullDetectHooks"
+    hooks = "causal_gym.families.null_detect.hooks:NullDetectHooks"
 
     def placeholder_answer(self, estimands: tuple[str, ...] = ()) -> dict[str, Any]:
         return {**super().placeholder_answer(estimands), "effect_probability": EFFECT_PRIOR}

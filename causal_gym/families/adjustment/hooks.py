@@ -9,8 +9,8 @@ from typing import ClassVar
 import networkx as nx
 from pydantic import BaseModel
 
-from causal_gym.families.adjustment import ADJUSTMENT_WEIGHTS, AdjustmentSubmission
-from causal_gym.families.hooks import FamilyHooks
+from causal_gym.families.adjustment.contract import ADJUSTMENT_WEIGHTS, AdjustmentSubmission
+from causal_gym.hooks import FamilyHooks
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.task import HiddenTruth
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from causal_gym.families.hooks import hooks_of
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import EffectPrior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import TierSpec

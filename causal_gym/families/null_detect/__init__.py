@@ -1,0 +1,4 @@
+"""The `null_detect` family: its contract (contract.py) and hooks (hooks.py).
+
+Empty on purpose: the registry loads the contract by its entry point, and importing
+the contract must not load the hooks."""

@@ -1,0 +1,62 @@
+"""The two versions every task and score carries, on the ground floor: everything
+that generates or scores reads them, and they read nothing but the namespaces.
+
+GENERATOR_VERSION: which bytes a (key, task id) pair stages. Bumped only when a change
+is meant to change staged tasks. A frozen split keeps the version it was frozen with
+forever: its manifest records it, FROZEN_VERSIONS declares it, and the generator keeps
+every version a frozen split uses, so `manifest verify` reproduces the split byte for
+byte. Train tasks (fresh-key streams, the audits) use the newest. History
+(CHANGELOG.md has the why):
+
+1. the first frozen eval-v1.
+2. values respect the data dictionary: counts, integer scores and bounded scales
+   for exogenous roots only, every other column placed within its unit's bounds.
+   eval-v1, eval-v2 and eval-expert-v1 are frozen at this version.
+3. effect sizes from a keyed hyperprior (plan/effects.py): the ATE uniform on
+   [-A, A], A log-uniform on [1, 3], where version 2 had |ATE| uniform on
+   [0.10, 1.50]; the README of an ate or adjustment task says so. obs_vs_rct's
+   confounding bias uniform between 0.5 and 4 combined SEs, its confounder adding no
+   outcome variance, and the README saying so; every obs_vs_rct extract has an
+   unobserved cause of its treatment (a confounder only in the confounded class), so
+   treatment assignment and generation attempts do not tell the classes; cate's and
+   mediation's READMEs disclose their effect sizes too.
+
+REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
+the agent never sees (an anchor width, an interval level, a weight) or to the formula
+moves rewards without moving a staged byte, so it gets its own number. Every score
+carries it: run records, run reports, stream scores, verifiers metrics, audit reports
+and baseline tables, and a record written before the number existed reads as version
+1. Rewards of different versions are never averaged together (a run report refuses
+to). History (CHANGELOG.md has the why and the measurements):
+
+1. the first calibrated reward: the linear tiers anchored on the reference's own 90%
+   width, scored at the 88% interval level.
+2. the linear tiers of the seed's families anchored on OLS on the optimal valid
+   adjustment set (generate/ols_anchor.py), scored at the proper 90% level as the
+   expert tier is.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from causal_gym.namespaces import Namespace
+
+GENERATOR_VERSION: Final = 3
+#: The version each frozen split was frozen with (its manifest records the same).
+FROZEN_VERSIONS: Final = {
+    Namespace.EVAL_V1: 2,
+    Namespace.EVAL_V2: 2,
+    Namespace.EVAL_EXPERT_V1: 2,
+}
+
+
+def generator_version(namespace: str) -> int:
+    """The version that generates a namespace's tasks: a frozen split's own, else the
+    newest."""
+    return FROZEN_VERSIONS.get(Namespace(namespace), GENERATOR_VERSION)
+
+
+REWARD_VERSION: Final = 2
+#: What a score written before reward versions existed was scored with.
+UNVERSIONED = 1
