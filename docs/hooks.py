@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Repository files the site serves, as globs relative to the repository root.
 SERVED = (
     "CHANGELOG.md",
-    "causal_gym/audit_report*.json",
-    "causal_gym/audit_report*.png",
+    "causal_gym/audit/reports/*.json",
+    "causal_gym/audit/reports/*.png",
     "docs/audits/*",
     "docs/baselines/*/*",
     "docs/baselines/*/logs/*.eval",

@@ -29,7 +29,7 @@ from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.audit.policies import honest, staged_view  # noqa: E402
 from causal_gym.audit.stats import clopper_pearson  # noqa: E402
 from causal_gym.scoring.answer import score_answer  # noqa: E402
-from causal_gym.splits.manifest import eval_v1_ids  # noqa: E402
+from causal_gym.splits.manifest import split_ids  # noqa: E402
 from causal_gym.versions import REWARD_VERSION  # noqa: E402
 
 
@@ -46,7 +46,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     args = parser.parse_args()
-    ids = eval_v1_ids()
+    ids = split_ids("eval-v1")
     rows = []
     with (
         Progress(console=Console(stderr=True)) as progress,

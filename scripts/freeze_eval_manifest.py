@@ -14,11 +14,11 @@ from rich.progress import Progress
 
 from causal_gym.rng_keys import resolve_key
 from causal_gym.splits.freeze import build_manifest
-from causal_gym.splits.manifest import EVAL_V1, check_split, manifest_json, manifest_path, split_ids
+from causal_gym.splits.manifest import check_split, manifest_json, manifest_path, split_ids
 
 
 def main() -> None:
-    split = check_split(sys.argv[1] if len(sys.argv) > 1 else EVAL_V1)
+    split = check_split(sys.argv[1] if len(sys.argv) > 1 else "eval-v1")
     key = resolve_key(environ={})
     with Progress() as progress:
         job = progress.add_task(f"freezing {split}", total=len(split_ids(split)))

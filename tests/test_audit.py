@@ -13,7 +13,7 @@ import pytest
 from scipy.stats import binom
 
 from causal_gym.audit import stats
-from causal_gym.audit.seed_report import SeedReport, evaluate
+from causal_gym.audit.seed.report import SeedReport, evaluate
 from causal_gym.audit.suite import suite
 from tests.support.audit_checks import assert_cli_follows_checks, assert_only_this_check_fails
 from tests.support.cli import causal_gym_cli

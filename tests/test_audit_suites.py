@@ -26,7 +26,7 @@ def test_every_frozen_split_has_exactly_one_suite_and_names_are_checked() -> Non
     assert sorted(suite(name).split for name in SUITES) == sorted(SPLITS)
     for split in SPLITS:
         assert suite_for_split(split).split == split
-    with pytest.raises(AuditSuiteError, match="accepted are seed, estimand, expert"):
+    with pytest.raises(AuditSuiteError, match="accepted audit suites are seed, estimand, expert"):
         suite("seeds")
     with pytest.raises(AuditSuiteError, match="accepted are eval-v1"):
         suite_for_split("train")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from causal_gym.audit.estimand_report import EstimandReport, evaluate
+from causal_gym.audit.estimand.report import EstimandReport, evaluate
 from causal_gym.audit.suite import suite
 from tests.support.audit_checks import (
     assert_cli_follows_checks,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from causal_gym.audit.expert_report import (
+from causal_gym.audit.expert.report import (
     LINEAR_COVERAGE_LIMIT,
     ExpertReport,
     evaluate,

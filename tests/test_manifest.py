@@ -11,16 +11,16 @@ from causal_gym.errors import GeneratorVersionError, ManifestKeyError, TaskIdErr
 from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
 from causal_gym.generate.draw import plan_task
 from causal_gym.splits.freeze import spread_sample, verify_entries
-from causal_gym.splits.manifest import eval_v1_ids, eval_v1_rows, load_manifest
+from causal_gym.splits.manifest import frozen_rows, load_manifest, split_ids
 from causal_gym.task_id import TaskId
 from causal_gym.versions import GENERATOR_VERSION, generator_version
 from tests.support.cli import causal_gym_cli
 
 
 def test_manifest_shape() -> None:
-    manifest = load_manifest()
+    manifest = load_manifest("eval-v1")
     assert len(manifest.tasks) == 500
-    assert [e.task_id for e in manifest.tasks] == eval_v1_ids()
+    assert [e.task_id for e in manifest.tasks] == split_ids("eval-v1")
     families = Counter(e.family.value for e in manifest.tasks)
     assert families == {"ate": 170, "adjustment": 170, "null_detect": 160}
     assert families["null_detect"] % NULL_BLOCK_SIZE == 0  # whole blocks only
@@ -28,16 +28,16 @@ def test_manifest_shape() -> None:
 
 
 def test_a_spread_sample_reproduces_byte_for_byte(default_key) -> None:
-    manifest = load_manifest()
+    manifest = load_manifest("eval-v1")
     sample = spread_sample(manifest.tasks, 24)
     assert {e.family for e in sample} == {e.family for e in manifest.tasks}
     assert verify_entries(manifest, sample, default_key) == []
 
 
 def test_eval_rows_come_from_the_manifest(default_key) -> None:
-    entry = load_manifest().tasks[7]
+    entry = load_manifest("eval-v1").tasks[7]
     tid = TaskId.parse(entry.task_id)
-    assert eval_v1_rows(tid) == entry.n_rows == plan_task(default_key, tid).base_rows
+    assert frozen_rows(tid) == entry.n_rows == plan_task(default_key, tid).base_rows
     task = generate_task(tid, default_key)
     assert task.public.n_rows == entry.n_rows
     assert task.public.files["data.csv"].count(b"\n") == entry.n_rows + 1
@@ -55,7 +55,7 @@ def test_the_manifest_records_the_generator_it_was_frozen_by(default_key) -> Non
     """eval-v1 was re-frozen once, by generator 2 (CHANGELOG.md), and stays at 2 while
     train tasks move on (generator 3); a manifest from another generator version is
     refused by name, not reported as 500 mismatches."""
-    manifest = load_manifest()
+    manifest = load_manifest("eval-v1")
     assert manifest.generator_version == generator_version("eval-v1") == 2
     assert GENERATOR_VERSION == generator_version("train") == 3
     older = manifest.model_copy(update={"generator_version": 1})
@@ -67,13 +67,13 @@ def test_the_manifest_records_the_generator_it_was_frozen_by(default_key) -> Non
 
 
 def test_other_key_cannot_verify(other_key) -> None:
-    manifest = load_manifest()
+    manifest = load_manifest("eval-v1")
     with pytest.raises(ManifestKeyError, match="unset CAUSAL_GYM_KEY"):
         verify_entries(manifest, manifest.tasks[:1], other_key)
 
 
 def test_other_key_keeps_the_split_shape(other_key) -> None:
-    entry = load_manifest().tasks[3]
+    entry = load_manifest("eval-v1").tasks[3]
     task = generate_task(entry.task_id, other_key)
     assert task.public.n_rows == entry.n_rows
     assert task.public.sha256("data.csv") != entry.sha256["data.csv"]
@@ -81,7 +81,7 @@ def test_other_key_keeps_the_split_shape(other_key) -> None:
 
 def test_cli_list_and_verify() -> None:
     listed = causal_gym_cli("manifest", "list")
-    assert listed.returncode == 0 and listed.stdout.split() == eval_v1_ids()
+    assert listed.returncode == 0 and listed.stdout.split() == split_ids("eval-v1")
     verified = causal_gym_cli("manifest", "verify", "--limit", "3")
     assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
     bad = causal_gym_cli("manifest", "list", "--split", "v2")

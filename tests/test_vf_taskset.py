@@ -13,7 +13,7 @@ from verifiers.v1.utils.loaders import load_taskset
 import causal_gym
 from causal_gym.errors import KeyFormatError
 from causal_gym.rng_keys import DEFAULT_EVAL_KEY
-from causal_gym.splits.manifest import eval_v1_ids, load_manifest, split_ids
+from causal_gym.splits.manifest import load_manifest, split_ids
 from causal_gym.vf import CausalGymTaskset, CausalGymTasksetConfig
 from causal_gym.vf.keys import refuse_unsafe_runtime, resolve_run_key
 from causal_gym.vf.task import CausalGymTaskConfig, generated
@@ -52,14 +52,14 @@ def test_eval_v1_split_yields_the_manifest_in_order() -> None:
     key = resolve_run_key(None, environ={})
     ids = []
     # Lazily, so each task is generated once (by load) and then read from the cache.
-    for task, entry in zip(taskset, load_manifest().tasks, strict=True):
+    for task, entry in zip(taskset, load_manifest("eval-v1").tasks, strict=True):
         ids.append(task.data.id)
         public = generated(entry.task_id, key).public
         assert public.metadata()["sha256"] == entry.sha256, entry.task_id
         assert task.data.family == entry.family.value
         assert task.data.workdir == "/workspace"
         assert public.files["README.md"].decode() in task.data.prompt
-    assert ids == eval_v1_ids() and len(ids) == 500
+    assert ids == split_ids("eval-v1") and len(ids) == 500
 
 
 def test_eval_v2_split_serves_the_multi_estimand_families() -> None:

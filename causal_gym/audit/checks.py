@@ -5,8 +5,8 @@ A report stores the sufficient statistics of every check (counts, means, SDs of
 paired differences), so its verdicts are recomputed from the file alone. Each check
 names the statistical test it is and its false-alarm rate (audit/stats.py); the
 per-check level is the 1% budget split over the checks that can fail by chance. The
-seed suite (seed_report.py), the estimand one (estimand_report.py), the expert one
-(expert_report.py) and the generator-knowledge checks (knowledge.py) build on this.
+seed suite (seed/report.py), the estimand one (estimand/report.py), the expert one
+(expert/report.py) and the generator-knowledge checks (knowledge.py) build on this.
 """
 
 from __future__ import annotations
@@ -49,6 +49,16 @@ class Paired(Model):
     mean: float
     diff_mean: float
     diff_sd: float
+
+
+class CoveredSummary(Model):
+    """What a one-ATE suite adds to the reward summary: how many honest intervals
+    covered, and the mean of the family's components."""
+
+    covered: int
+    coverage: float
+    mean_validity: float | None = None
+    mean_brier_skill: float | None = None
 
 
 class RewardSummary(Model):

@@ -1,7 +1,7 @@
 """What every suite's plots share: the PNGs' names beside the report, the width sweep,
 the per-family reward boxes, and the whisker that marks a coverage check's
 acceptance region. Each suite draws its own coverage plot from these parts
-(seed_plots.py, estimand_plots.py, expert_plots.py)."""
+(seed/plots.py, estimand/plots.py, expert/plots.py)."""
 
 from __future__ import annotations
 

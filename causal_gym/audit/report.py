@@ -3,7 +3,7 @@ the checks with their verdicts, and how the verdicts are sealed into the file.
 
 A report is a published file, so it is a pydantic model that keeps the sufficient
 statistics of every check: `AuditSuite.recheck` recomputes each verdict from the file
-alone. Each suite's report (seed_report.py, estimand_report.py, expert_report.py)
+alone. Each suite's report (seed/report.py, estimand/report.py, expert/report.py)
 extends this one with its own numbers.
 """
 

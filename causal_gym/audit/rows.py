@@ -26,6 +26,27 @@ class TaskRow:
     width_ratio: float  # the honest interval's width over the anchor r
 
 
+@dataclass(frozen=True)
+class AteRow(TaskRow):
+    """A one-ATE family's row (the seed and expert suites): the honest interval's
+    coverage and components, the width sweep, the probes, the prior-only forecast, the
+    bayes-prior probe, and the staged features the leakage check reads."""
+
+    covered: bool
+    validity: float | None
+    brier_skill: float | None
+    sweep_estimand: tuple[float, ...]
+    sweep_covered: tuple[bool, ...]
+    probes: dict[str, float]
+    prior_skill: float | None
+    prior_reward: float | None
+    #: The bayes-prior probe's reward (what knowing the generator's effect sizes buys).
+    bayes_reward: float
+    #: knowledge.LEAKAGE_FEATURES of the staged files, and whether the effect is zero.
+    leak_features: tuple[float, ...]
+    structural_null: bool
+
+
 def scored_answer(task: Task, answer: dict[str, object]) -> ScoreRecord:
     """The answer's score record; an audit answer that does not validate is a bug."""
     record = score_answer(task, answer)

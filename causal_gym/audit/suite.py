@@ -30,9 +30,9 @@ from causal_gym.registries import Registry
 
 #: Suite name -> "module:attribute" of its AuditSuite.
 BUILTIN: dict[str, str] = {
-    "seed": "causal_gym.audit.seed:SUITE",
-    "estimand": "causal_gym.audit.estimand:SUITE",
-    "expert": "causal_gym.audit.expert:SUITE",
+    "seed": "causal_gym.audit.seed.suite:SUITE",
+    "estimand": "causal_gym.audit.estimand.suite:SUITE",
+    "expert": "causal_gym.audit.expert.suite:SUITE",
 }
 
 

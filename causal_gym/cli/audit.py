@@ -39,7 +39,7 @@ def _check_options(namespace: str, families: str, keys: int, per_family: int, ou
         return  # any key, past the manifest: the tier is drawn, not read from the split
     if namespace != "train" and keys > 1:
         fail(f"--namespace {namespace} is a frozen split under one key: use --keys 1")
-    from causal_gym.splits.manifest import split_counts
+    from causal_gym.contracts.families import split_counts
 
     smallest = min(split_counts(namespace).values()) if namespace != "train" else per_family
     if per_family > smallest:

@@ -8,11 +8,12 @@ import typer
 
 from causal_gym.cli.common import app, fail, load_key
 from causal_gym.errors import CausalGymError
+from causal_gym.namespaces import SPLITS, Namespace
 
-EVAL_V1 = "eval-v1"
+EVAL_V1 = Namespace.EVAL_V1.value
 
 manifest_app = typer.Typer(
-    help="The frozen splits (eval-v1, eval-v2, eval-expert-v1): list and verify their manifests.",
+    help=f"The frozen splits ({', '.join(SPLITS)}): list and verify their manifests.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )

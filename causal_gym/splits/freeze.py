@@ -5,18 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from causal_gym.contracts.families import split_counts
 from causal_gym.errors import GeneratorVersionError, ManifestKeyError
 from causal_gym.generate.draw import plan_task
 from causal_gym.generate.pipeline import build_task
+from causal_gym.namespaces import Namespace
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.splits.manifest import (
-    EVAL_V1,
-    Manifest,
-    ManifestEntry,
-    split_counts,
-    split_ids,
-)
-from causal_gym.task_id import TaskId
+from causal_gym.splits.manifest import Manifest, ManifestEntry, split_ids
+from causal_gym.task_id import Family, TaskId
 from causal_gym.versions import generator_version
 
 Tick = Callable[[str], None]
@@ -30,7 +26,9 @@ class Mismatch:
     actual: object
 
 
-def build_manifest(key: DerivationKey, tick: Tick | None = None, split: str = EVAL_V1) -> Manifest:
+def build_manifest(
+    key: DerivationKey, tick: Tick | None = None, split: str = Namespace.EVAL_V1
+) -> Manifest:
     """Freeze a split: each task at its derived base row count (no train jitter)."""
     entries = []
     for task_id in split_ids(split):
@@ -40,10 +38,10 @@ def build_manifest(key: DerivationKey, tick: Tick | None = None, split: str = EV
         if tick:
             tick(task_id)
     return Manifest(
-        split=split,  # type: ignore[arg-type]  # split_ids checked it
+        split=Namespace(split),
         generator_version=generator_version(split),
         key_fingerprint=key.fingerprint,
-        counts=split_counts(split),
+        counts={Family(name): n for name, n in split_counts(split).items()},
         tasks=tuple(entries),
     )
 

@@ -1,8 +1,11 @@
-"""The frozen eval-v1 manifest: which ids the split holds and what they stage.
+"""The manifests of the frozen splits (eval-v1, eval-v2, eval-expert-v1): which ids a
+split holds and what they stage.
 
-The manifest pins each task's staged row count (so eval-v1 never depends on the
-train jitter or on later tier edits) and the sha256 of both staged files (so any
-machine can check it reproduces the split byte for byte).
+A manifest pins each task's staged row count (so a frozen split never depends on the
+train jitter or on later tier edits) and the sha256 of every staged file (so any
+machine can check it reproduces the split byte for byte). Which families a split
+holds, and how many of each, is the families' own declaration
+(contracts/families.split_counts); the manifest records what freezing made of it.
 """
 
 from __future__ import annotations
@@ -11,30 +14,13 @@ import json
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from causal_gym.contracts.families import contract_of
-from causal_gym.contracts.families import split_counts as declared_counts
+from causal_gym.contracts.families import contract_of, split_counts
 from causal_gym.errors import TaskIdError
 from causal_gym.plan.tiers import Tier
 from causal_gym.task_id import SPLITS, Family, Namespace, TaskId
-
-EVAL_V1: Final = Namespace.EVAL_V1.value
-EVAL_V2: Final = Namespace.EVAL_V2.value
-#: The expert tier's own split (every task expert; no other split holds one).
-EVAL_EXPERT_V1: Final = Namespace.EVAL_EXPERT_V1.value
-
-
-def split_counts(split: str) -> dict[Family, int]:
-    """Tasks per family in a frozen split, as each family declares them, in registry
-    order."""
-    return {Family(name): count for name, count in declared_counts(split).items()}
-
-
-#: Tasks per family in eval-v1.
-EVAL_V1_COUNTS: dict[Family, int] = split_counts(EVAL_V1)
 
 
 class ManifestEntry(BaseModel):
@@ -58,11 +44,17 @@ class ManifestEntry(BaseModel):
 class Manifest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    split: Literal["eval-v1", "eval-v2", "eval-expert-v1"]
+    split: Namespace
     generator_version: int = Field(ge=1)
     key_fingerprint: str
     counts: dict[Family, int]
     tasks: tuple[ManifestEntry, ...]
+
+    @model_validator(mode="after")
+    def _a_frozen_split(self) -> Manifest:
+        if self.split is Namespace.TRAIN:
+            raise ValueError("train is not a frozen split")
+        return self
 
     def entry(self, task_id: str) -> ManifestEntry | None:
         return self._index().get(task_id)
@@ -71,18 +63,14 @@ class Manifest(BaseModel):
         return {e.task_id: e for e in self.tasks}
 
 
-def manifest_path(split: str = EVAL_V1) -> Path:
+def manifest_path(split: str) -> Path:
     return Path(str(resources.files("causal_gym").joinpath("manifests", f"{split}.json")))
 
 
 def split_ids(split: str) -> list[str]:
     """Every id of a frozen split, family by family in registry order."""
     counts = split_counts(check_split(split))
-    return [f"{split}:{family.value}:{i}" for family, n in counts.items() for i in range(n)]
-
-
-def eval_v1_ids() -> list[str]:
-    return split_ids(EVAL_V1)
+    return [f"{split}:{family}:{i}" for family, n in counts.items() for i in range(n)]
 
 
 def check_split(split: str) -> str:
@@ -92,7 +80,7 @@ def check_split(split: str) -> str:
 
 
 @cache
-def load_manifest(split: str = EVAL_V1) -> Manifest:
+def load_manifest(split: str) -> Manifest:
     check_split(split)
     return Manifest.model_validate_json(manifest_path(split).read_bytes())
 
@@ -110,16 +98,9 @@ def frozen_rows(task_id: TaskId) -> int:
     rows = _rows_by_id(split).get(str(task_id))
     if rows is None:
         counts = split_counts(split)
-        ranges = ", ".join(f"{split}:{f.value}:0-{n - 1}" for f, n in counts.items())
+        ranges = ", ".join(f"{split}:{f}:0-{n - 1}" for f, n in counts.items())
         raise TaskIdError(f"{task_id} is not in the frozen {split} manifest (it holds {ranges})")
     return rows
-
-
-def eval_v1_rows(task_id: TaskId) -> int:
-    """Frozen staged row count of an eval-v1 task; ids outside the split are an error."""
-    if task_id.namespace is not Namespace.EVAL_V1:
-        raise TaskIdError(f"{task_id} is not an eval-v1 task")
-    return frozen_rows(task_id)
 
 
 def manifest_json(manifest: Manifest) -> str:

@@ -34,10 +34,10 @@ from orchestrator.run.summary import RunSummary
 def sample_label(config: RunConfig, count: int) -> str:
     """What a run covered, for tables: the split, and how much of it (families are
     named when they are not all of the split's)."""
-    from causal_gym.splits.manifest import split_counts
+    from causal_gym.contracts.families import split_counts
 
     split = config.split
-    whole = FAMILIES if split == "train" else tuple(f.value for f in split_counts(split))
+    whole = FAMILIES if split == "train" else tuple(split_counts(split))
     chosen = tuple(f.value for f in config.families)
     families = "" if chosen == whole else f" ({', '.join(chosen)})"
     if split == "train":

@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from causal_gym.audit.checks import NOMINAL_COVERAGE
-from causal_gym.audit.expert_report import LINEAR_COVERAGE_LIMIT, ExpertReport
-from causal_gym.audit.expert_rows import ExpertRow
+from causal_gym.audit.expert.report import LINEAR_COVERAGE_LIMIT, ExpertReport
+from causal_gym.audit.expert.rows import ExpertRow
 from causal_gym.audit.plots import (
     acceptance_whisker,
     plot_rewards_by_family,

@@ -1,15 +1,15 @@
 """The expert suite: the expert tier of ate, adjustment and null_detect (train tasks
 as streams serve them, or eval-expert-v1's), the flexible reference against linear
 OLS, the method the tier exists to out-score. Its report is
-causal_gym/audit_report_expert.json."""
+causal_gym/audit/reports/expert.json."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from causal_gym.audit.expert_report import ExpertReport, evaluate, summarize
-from causal_gym.audit.expert_rows import audit_expert_task
+from causal_gym.audit.expert.report import ExpertReport, evaluate, summarize
+from causal_gym.audit.expert.rows import audit_expert_task
 from causal_gym.audit.knowledge import knowledge_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
@@ -63,7 +63,7 @@ def knowledge(report: ExpertReport) -> Table:
 
 
 def plots(report: ExpertReport, rows: list[Any], report_path: Path) -> list[Path]:
-    from causal_gym.audit.expert_plots import write  # matplotlib only when plotting
+    from causal_gym.audit.expert.plots import write  # matplotlib only when plotting
 
     return write(report, rows, report_path)
 
@@ -72,7 +72,7 @@ SUITE = AuditSuite(
     name="expert",
     split="eval-expert-v1",
     about="the expert tier of ate, adjustment, null_detect: flexible reference vs linear OLS",
-    committed="audit_report_expert.json",
+    committed="audit/reports/expert.json",
     report=ExpertReport,
     audit_task=audit_expert_task,
     summarize=summarize,

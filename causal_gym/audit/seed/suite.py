@@ -1,7 +1,7 @@
 """The seed suite: eval-v1's families (ate, adjustment, null_detect) under several
 keys, answered honestly, at every interval level, by the hack probes, by a third-party
 AIPW analyst, by the bayes-prior probe and by a more efficient OLS analyst. Its
-report is causal_gym/audit_report.json."""
+report is causal_gym/audit/reports/seed.json."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from causal_gym.audit.knowledge import knowledge_table
-from causal_gym.audit.seed_report import SeedReport, evaluate, summarize
-from causal_gym.audit.seed_rows import audit_task
+from causal_gym.audit.seed.report import SeedReport, evaluate, summarize
+from causal_gym.audit.seed.rows import audit_task
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
 
@@ -70,7 +70,7 @@ def knowledge(report: SeedReport) -> Table:
 
 
 def plots(report: SeedReport, rows: list[Any], report_path: Path) -> list[Path]:
-    from causal_gym.audit.seed_plots import write  # matplotlib only when plotting
+    from causal_gym.audit.seed.plots import write  # matplotlib only when plotting
 
     return write(report, rows, report_path)
 
@@ -79,7 +79,7 @@ SUITE = AuditSuite(
     name="seed",
     split="eval-v1",
     about="ate, adjustment, null_detect: honest answers, hack probes, a third-party analyst",
-    committed="audit_report.json",
+    committed="audit/reports/seed.json",
     report=SeedReport,
     audit_task=audit_task,
     summarize=summarize,

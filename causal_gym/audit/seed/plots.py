@@ -13,8 +13,8 @@ import numpy as np
 from causal_gym.audit.checks import NOMINAL_COVERAGE
 from causal_gym.audit.plots import acceptance_whisker, plot_width_sweep, save, write_plots
 from causal_gym.audit.policies import HACK_PROBES
-from causal_gym.audit.seed_report import SeedReport
-from causal_gym.audit.seed_rows import SeedRow
+from causal_gym.audit.seed.report import SeedReport
+from causal_gym.audit.seed.rows import SeedRow
 
 
 def plot_coverage(report: SeedReport, path: Path) -> None:

@@ -1,15 +1,15 @@
 """The estimand suite: eval-v2's multi-estimand families (cate, mediation,
 obs_vs_rct), every estimand's interval tested, each family's own probes run, and
 obs_vs_rct's confounding tested as a class nothing but the data should tell. Its
-report is causal_gym/audit_report_v2.json."""
+report is causal_gym/audit/reports/estimand.json."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from causal_gym.audit.estimand_report import EstimandReport, evaluate, summarize
-from causal_gym.audit.estimand_rows import audit_estimand_task
+from causal_gym.audit.estimand.report import EstimandReport, evaluate, summarize
+from causal_gym.audit.estimand.rows import audit_estimand_task
 from causal_gym.audit.knowledge import knowledge_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
@@ -74,7 +74,7 @@ def knowledge(report: EstimandReport) -> Table:
 
 
 def plots(report: EstimandReport, rows: list[Any], report_path: Path) -> list[Path]:
-    from causal_gym.audit.estimand_plots import write  # matplotlib only when plotting
+    from causal_gym.audit.estimand.plots import write  # matplotlib only when plotting
 
     return write(report, rows, report_path)
 
@@ -83,7 +83,7 @@ SUITE = AuditSuite(
     name="estimand",
     split="eval-v2",
     about="cate, mediation, obs_vs_rct: every estimand's interval, each family's probes",
-    committed="audit_report_v2.json",
+    committed="audit/reports/estimand.json",
     report=EstimandReport,
     audit_task=audit_estimand_task,
     summarize=summarize,

@@ -2,7 +2,7 @@
 answered honestly, at every sweep level and by every probe, and scored per estimand.
 
 The rows are plain floats like every suite's (runner.py forks them); the summary
-and checks are in estimand_report.py.
+and checks are in report.py.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from causal_gym.audit.knowledge import staged_features
 from causal_gym.audit.policies import SWEEP_POLICIES, Policy
-from causal_gym.audit.rows import TaskRow, row_start, scored_answer
+from causal_gym.audit.rows import AteRow, row_start, scored_answer
 from causal_gym.errors import GenerationError
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import Tier
@@ -33,20 +33,11 @@ EXPERT_PROBES: dict[str, Policy] = {
 
 
 @dataclass(frozen=True)
-class ExpertRow(TaskRow):
-    covered: bool
-    validity: float | None
-    brier_skill: float | None
-    sweep_estimand: tuple[float, ...]
-    sweep_covered: tuple[bool, ...]
-    probes: dict[str, float]
+class ExpertRow(AteRow):
+    """One expert task's numbers; linear OLS's coverage and width beside the rest."""
+
     linear_covered: bool
     linear_width_ratio: float
-    prior_skill: float | None
-    prior_reward: float | None
-    bayes_reward: float
-    leak_features: tuple[float, ...]
-    structural_null: bool
 
 
 def honest_view(task: Task) -> probes.Staged:

@@ -18,6 +18,7 @@ from causal_gym.audit import stats
 from causal_gym.audit.checks import (
     DEMONSTRATION_LEVEL,
     Check,
+    CoveredSummary,
     Leakage,
     Model,
     Paired,
@@ -29,7 +30,7 @@ from causal_gym.audit.checks import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.expert_rows import EXPERT_PROBES, ExpertRow
+from causal_gym.audit.expert.rows import EXPERT_PROBES, ExpertRow
 from causal_gym.audit.knowledge import knowledge_checks
 from causal_gym.audit.report import SuiteReport, seal
 from causal_gym.audit.suite import AuditRun
@@ -45,14 +46,10 @@ from causal_gym.contracts.families import contract_of
 LINEAR_COVERAGE_LIMIT = 0.6
 
 
-class ExpertSummary(RewardSummary):
-    covered: int
-    coverage: float
+class ExpertSummary(RewardSummary, CoveredSummary):
     linear_covered: int
     linear_coverage: float
     linear_mean_width_ratio: float
-    mean_validity: float | None = None
-    mean_brier_skill: float | None = None
 
 
 class PriorBlocks(Model):

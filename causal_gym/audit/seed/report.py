@@ -15,6 +15,7 @@ from causal_gym.audit.checks import (
     THIRD_PARTY_COVERAGE_BAND,
     THIRD_PARTY_REWARD_TOLERANCE,
     Check,
+    CoveredSummary,
     Leakage,
     Model,
     Paired,
@@ -31,7 +32,7 @@ from causal_gym.audit.checks import (
 from causal_gym.audit.knowledge import knowledge_checks
 from causal_gym.audit.policies import HACK_PROBES
 from causal_gym.audit.report import SuiteReport, seal
-from causal_gym.audit.seed_rows import SeedRow
+from causal_gym.audit.seed.rows import SeedRow
 from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import (
     block_skill,
@@ -46,12 +47,8 @@ from causal_gym.contracts.families import contract_of
 from causal_gym.versions import REWARD_VERSION, generator_version
 
 
-class HonestSummary(RewardSummary):
+class HonestSummary(RewardSummary, CoveredSummary):
     mean_clipped_reward: float
-    covered: int
-    coverage: float
-    mean_validity: float | None = None
-    mean_brier_skill: float | None = None
 
 
 class HackProbe(Model):

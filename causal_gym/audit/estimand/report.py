@@ -31,7 +31,7 @@ from causal_gym.audit.checks import (
     powered_check,
     sweep_check,
 )
-from causal_gym.audit.estimand_rows import EstimandRow, probe_names, tested_estimands
+from causal_gym.audit.estimand.rows import EstimandRow, probe_names, tested_estimands
 from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.report import SuiteReport, seal
 from causal_gym.audit.suite import AuditRun

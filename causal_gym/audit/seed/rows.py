@@ -1,7 +1,7 @@
 """The seed suite's rows (ate, adjustment, null_detect): each task answered by the
 honest reference, at every sweep level, by every hack probe, by the third-party AIPW
 analyst, by the bayes-prior probe and (linear ate and adjustment) by the more
-efficient OLS analyst. Rows are plain floats; seed_report.py summarizes them.
+efficient OLS analyst. Rows are plain floats; report.py summarizes them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from causal_gym.audit.policies import (
     prior_only,
     staged_view,
 )
-from causal_gym.audit.rows import TaskRow, row_start, scored_answer
+from causal_gym.audit.rows import AteRow, row_start, scored_answer
 from causal_gym.contracts.families import contract_of
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.aipw import aipw_submission
@@ -29,27 +29,14 @@ from causal_gym.task import HiddenTruth, Task
 
 
 @dataclass(frozen=True)
-class SeedRow(TaskRow):
+class SeedRow(AteRow):
     """One task's numbers: the honest reference, the sweep, the probes, the AIPW row."""
 
     clipped_reward: float
-    covered: bool
-    validity: float | None
-    brier_skill: float | None
-    sweep_estimand: tuple[float, ...]
-    sweep_covered: tuple[bool, ...]
-    probes: dict[str, float]
     narrow_estimand: float | None
     narrow_reward: float | None
-    prior_skill: float | None
-    prior_reward: float | None
     aipw_reward: float
     aipw_covered: bool
-    #: The bayes-prior probe's reward (what knowing the generator's effect sizes buys).
-    bayes_reward: float
-    #: knowledge.LEAKAGE_FEATURES of the staged files, and whether the effect is zero.
-    leak_features: tuple[float, ...]
-    structural_null: bool
     #: OLS on the declared set minus its instruments and irrelevant columns, with its
     #: own 90% interval (ate and adjustment, linear tiers): the more efficient analyst
     #: the anchor must not punish (None elsewhere).

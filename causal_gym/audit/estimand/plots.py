@@ -9,8 +9,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from causal_gym.audit.checks import NOMINAL_COVERAGE
-from causal_gym.audit.estimand_report import EstimandReport
-from causal_gym.audit.estimand_rows import EstimandRow
+from causal_gym.audit.estimand.report import EstimandReport
+from causal_gym.audit.estimand.rows import EstimandRow
 from causal_gym.audit.plots import (
     acceptance_whisker,
     plot_rewards_by_family,
