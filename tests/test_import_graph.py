@@ -2,8 +2,13 @@
 of imports, counting every import statement (top level, inside functions, and the
 type-only ones under TYPE_CHECKING) and the package `__init__` modules an import
 runs first, so no circle is held together by a deferred import. Modules named by
-entry-point strings (a family's hooks) are not imports. A second test imports every
-module first in a fresh interpreter."""
+entry-point strings (a family's contract and hooks) are not imports.
+
+The same holds between rooms (each top-level package or module of `causal_gym`, as
+`farm-studio look` draws them): drawn that way the house has floors, and no import
+climbs back up. And no module outside a family's folder imports the family: shared
+code asks the registry. A further test imports every module first in a fresh
+interpreter."""
 
 from __future__ import annotations
 
@@ -62,6 +67,60 @@ def test_causal_gym_has_no_import_circles() -> None:
     graph = import_graph("causal_gym")
     circles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
     assert not circles, circles
+
+
+def room(module: str) -> str:
+    """The room a module stands in: `causal_gym.<first part>` (a package or a module)."""
+    return ".".join(module.split(".")[:2])
+
+
+def climbing_imports(graph: nx.DiGraph) -> list[tuple[str, str]]:
+    """The imports between rooms that sit on a circle of rooms: drawn room by room, the
+    ones that run back up a floor. (The package root re-exports names lazily and is no
+    room: nothing in the house imports it.)"""
+    rooms = nx.DiGraph()
+    for a, b in graph.edges:
+        if room(a) != room(b) and room(a) != "causal_gym" and room(b) != "causal_gym":
+            rooms.add_edge(room(a), room(b))
+    tangled = {r for c in nx.strongly_connected_components(rooms) if len(c) > 1 for r in c}
+    return sorted(
+        (a, b)
+        for a, b in graph.edges
+        if room(a) != room(b) and room(a) in tangled and room(b) in tangled
+        and nx.has_path(rooms, room(b), room(a))
+    )  # fmt: skip
+
+
+def family_imports(graph: nx.DiGraph) -> list[tuple[str, str]]:
+    """Imports of a family's folder from outside it."""
+    found = []
+    for a, b in graph.edges:
+        parts = b.split(".")
+        if b.startswith("causal_gym.families.") and len(parts) > 2 and parts[2] != "conformance":
+            folder = ".".join(parts[:3])
+            if not (a == folder or a.startswith(folder + ".")):
+                found.append((a, b))
+    return sorted(found)
+
+
+def test_no_import_climbs_back_up_and_no_shared_module_imports_a_family() -> None:
+    graph = import_graph("causal_gym")
+    assert climbing_imports(graph) == []
+    assert family_imports(graph) == []
+
+
+def test_the_checks_fail_on_a_climbing_import_and_a_family_import() -> None:
+    """The two checks above can fail: the import graph with one import added that the
+    old house had (plan/task_plan.py took null_detect's block counts, and scm/build.py
+    asked the hooks, which read the SCM's types)."""
+    graph = import_graph("causal_gym")
+    graph.add_edge("causal_gym.plan.task_plan", "causal_gym.families.null_detect.contract")
+    assert family_imports(graph) == [
+        ("causal_gym.plan.task_plan", "causal_gym.families.null_detect.contract")
+    ]
+    climbing = import_graph("causal_gym")
+    climbing.add_edge("causal_gym.scm.model", "causal_gym.hooks")
+    assert ("causal_gym.scm.model", "causal_gym.hooks") in climbing_imports(climbing)
 
 
 def test_the_graph_sees_deferred_and_type_only_imports() -> None:
