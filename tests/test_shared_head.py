@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from orchestrator.errors import StateFolderError
-from orchestrator.private_state import STATE_ENV_VAR, state_folder, state_root
+from orchestrator.host.private_state import STATE_ENV_VAR, state_folder, state_root
 from orchestrator.sandbox.mounts import leftover_mounts
 from tests.support.cli import orchestrator_cli
 
@@ -57,7 +57,7 @@ def decoys() -> Iterator[list[subprocess.Popen[bytes]]]:
 def test_the_state_folder_is_named_once_and_persistent_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orchestrator.private_state import configured_root
+    from orchestrator.host.private_state import configured_root
 
     monkeypatch.delenv(STATE_ENV_VAR, raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)

@@ -212,9 +212,9 @@ def baselines(
     from rich.console import Console
 
     from orchestrator.errors import LocalModelError
+    from orchestrator.host.private_files import private_folder
     from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
     from orchestrator.run.config import ConfigError
-    from orchestrator.run.results import private_folder
 
     try:
         settings = load_baselines(config, out)

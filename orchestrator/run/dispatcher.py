@@ -42,7 +42,7 @@ import ray.exceptions
 from causal_gym.errors import GenerationError
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult
 from orchestrator.errors import DispatchError
-from orchestrator.private_state import state_root
+from orchestrator.host.private_state import state_root
 from orchestrator.run.config import HEAD_RESOURCE, RunConfig
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.head_actors import Recorder, TaskGenerator

@@ -33,8 +33,8 @@ from typing import Any
 from causal_gym.families.registry import contract_of
 from causal_gym.rng_keys.keys import resolve_key
 from orchestrator.errors import InspectLogError
+from orchestrator.host.private_files import FILE_MODE
 from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import FILE_MODE
 from orchestrator.run.run_folder import RunFolder, open_run_folder
 
 SCORER = "causal_gym"

@@ -36,16 +36,11 @@ from typing import BinaryIO
 from pydantic import ValidationError
 
 from orchestrator.errors import RunFolderError
+from orchestrator.host.private_files import DurableLog, write_atomically
 from orchestrator.run.record_chain import GENESIS, ChainTip, read_anchor, short_of, write_anchor
 from orchestrator.run.record_mac import mac_holds, run_key
 from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import (
-    RESULTS_FILE,
-    RUN_FILE,
-    DurableLog,
-    RunIdentity,
-    write_atomically,
-)
+from orchestrator.run.results import RESULTS_FILE, RUN_FILE, RunIdentity
 
 REJECTED_FILE = "results.rejected.jsonl"
 #: Longest line read back; a scorer's line is a few KiB (messages are capped at 16 KiB).

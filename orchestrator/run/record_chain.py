@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import RunFolderError
-from orchestrator.private_state import state_folder
+from orchestrator.host.private_state import state_folder
 from orchestrator.run.record_mac import mac_of
 from orchestrator.run.records import ScoredEpisode
 

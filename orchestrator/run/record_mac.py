@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import RunFolderError
-from orchestrator.private_state import state_root
+from orchestrator.host.private_state import state_root
 
 HEAD_SECRET_FILE = "records.secret"
 _SECRET_BYTES = 32

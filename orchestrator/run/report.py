@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from causal_gym.families.registry import contract_of, family_names, split_families
+from orchestrator.host.private_files import save_figure, write_atomically
 from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import save_figure, write_atomically
 from orchestrator.run.summary import RunSummary, coverage_share, summarize
 
 

@@ -18,6 +18,7 @@ from causal_gym.scoring.version import REWARD_VERSION
 from causal_gym.task_id import FAMILIES
 from orchestrator.agents.loader import check_agent_loads
 from orchestrator.errors import RunFolderError
+from orchestrator.host.private_files import dump_json
 from orchestrator.run.cluster import connect, disconnect
 from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
@@ -27,7 +28,7 @@ from orchestrator.run.leftovers import reap_dead_runs
 from orchestrator.run.read_back import REJECTED_FILE, read_back, reanchor, set_aside
 from orchestrator.run.records import Progress
 from orchestrator.run.report import write_outputs
-from orchestrator.run.results import RunIdentity, check_folder, create_folder, dump_json
+from orchestrator.run.results import RunIdentity, check_folder, create_folder
 from orchestrator.run.summary import RunSummary
 
 
