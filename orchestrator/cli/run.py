@@ -152,7 +152,7 @@ def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
 def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     from rich.console import Console
 
-    from orchestrator.run.report import baseline_table
+    from orchestrator.records.report import baseline_table
 
     if settings.inspect_log:
         require_inspect_or_fail()

@@ -34,8 +34,8 @@ from causal_gym.families.registry import contract_of
 from causal_gym.rng_keys.keys import resolve_key
 from orchestrator.errors import InspectLogError
 from orchestrator.host.private_files import FILE_MODE
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.run_folder import RunFolder, open_run_folder
+from orchestrator.records.run_folder import RunFolder, open_run_folder
+from orchestrator.records.types import ScoredEpisode
 
 SCORER = "causal_gym"
 #: Score fields every log carries; the loss parts only a public-key run's does.

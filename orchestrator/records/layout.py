@@ -1,25 +1,27 @@
-"""The run folder: durable results, resume bookkeeping, and what may be published.
+"""The run folder's layout: the files it holds, the run's identity (run.json), and
+the checks before a new or resumed run writes to it.
 
     run.json          the run's identity (config, key fingerprint, task ids) and its MAC;
                       written once
     results.jsonl     one ScoredEpisode per finished attempt, appended, flushed, fsynced,
-                      each line MACed and chained to the one before (record_mac.py,
-                      record_chain.py: the key and the chain's anchor are in the head's
+                      each line MACed and chained to the one before (mac.py,
+                      chain.py: the key and the chain's anchor are in the head's
                       private state folder, never in the run folder)
     results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
     summary.json      redacted aggregates      \\
-    report.md         the baseline table      |  meant to be shared
-    *.png             plots                    /
+    report.md         the baseline table      |  meant to be shared (summary.py,
+    *.png             plots                    /   report.py)
 
 A crash loses at most the attempts in flight: every finished one is on disk before
 the driver hears of it. `--resume` reads the lines back (read_back.py: only those this
 run's scorer wrote, each attempt once) and runs exactly the tasks that have no final
 one; it refuses a folder whose run.json describes another run.
 
-The folder is 0700 and every file in it 0600 from the moment it is created: the
-results give the truth away (an estimate and its absolute error pin it to two
-values), and a user's policy runs under another uid on the same machine.
+The folder is 0700 and every file in it 0600 from the moment it is created
+(host/private_files.py): the results give the truth away (an estimate and its
+absolute error pin it to two values), and a user's policy runs under another uid on
+the same machine.
 """
 
 from __future__ import annotations
@@ -55,19 +57,19 @@ class RunIdentity(BaseModel):
     config: dict[str, Any]
     #: The reward version the run scores with; a run.json without one is version 1's.
     reward_version: int = UNVERSIONED
-    #: HMAC of the rest under the run's key (record_mac.py); '' before records version 3.
+    #: HMAC of the rest under the run's key (mac.py); '' before records version 3.
     mac: str = ""
 
     def _fields(self) -> dict[str, Any]:
         return {"run.json": self.model_dump(mode="json", exclude={"mac"})}
 
     def sealed(self, key: bytes) -> RunIdentity:
-        from orchestrator.run.record_mac import mac_of
+        from orchestrator.records.mac import mac_of
 
         return self.model_copy(update={"mac": mac_of(self._fields(), key)})
 
     def sealed_by(self, key: bytes) -> bool:
-        from orchestrator.run.record_mac import mac_holds
+        from orchestrator.records.mac import mac_holds
 
         return bool(self.mac) and mac_holds({**self._fields(), "mac": self.mac}, key)
 
@@ -119,7 +121,7 @@ def create_folder(out: Path, identity: RunIdentity) -> RunIdentity:
     """Write run.json, sealed under the run's key, for a new run (once everything else
     has been checked); returns the identity as run.json holds it (a resumed run's
     folder already has one)."""
-    from orchestrator.run.record_mac import run_key
+    from orchestrator.records.mac import run_key
 
     if identity.mac or (out / RUN_FILE).exists():  # a resume: run.json is written once
         return identity

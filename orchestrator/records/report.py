@@ -15,8 +15,8 @@ import numpy as np
 
 from causal_gym.families.registry import contract_of, family_names, split_families
 from orchestrator.host.private_files import save_figure, write_atomically
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.summary import RunSummary, coverage_share, summarize
+from orchestrator.records.summary import RunSummary, coverage_share, summarize
+from orchestrator.records.types import ScoredEpisode
 
 
 def _cell(value: float | None) -> str:
