@@ -169,7 +169,7 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
 def require_inspect_or_fail() -> None:
     """inspect logs need the `inspect` extra: say so before any work (exit 2)."""
     from orchestrator.errors import InspectLogError
-    from orchestrator.run.inspect_log import require_inspect
+    from orchestrator.export.inspect_log import require_inspect
 
     try:
         require_inspect()
@@ -183,7 +183,7 @@ def write_inspect_log(
     """Export a finished run folder's inspect log; the line to print, or exit 2 (not a
     run folder this head can verify) or 1 (writing failed)."""
     from orchestrator.errors import OrchestratorError, RunFolderError, StateFolderError
-    from orchestrator.run.inspect_log import export_inspect, summary_line
+    from orchestrator.export.inspect_log import export_inspect, summary_line
 
     try:
         return summary_line(export_inspect(folder, out, label, directory))
