@@ -9,6 +9,7 @@ the checks before a new or resumed run writes to it.
                       private state folder, never in the run folder)
     results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
+    placement.json    which node each actor landed on (run/session.py)
     summary.json      redacted aggregates      \\
     report.md         the baseline table      |  meant to be shared (summary.py,
     *.png             plots                    /   report.py)
