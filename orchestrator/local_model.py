@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 
 from orchestrator.errors import LocalModelError
-from orchestrator.owners import dies_with_parent, owner_alive, owner_token
+from orchestrator.host.owners import dies_with_parent, owner_alive, owner_token
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ALIAS = "smollm2"

@@ -47,8 +47,8 @@ sys.path.insert(0, str(REPO))
 from rich.console import Console  # noqa: E402
 
 from causal_gym.rng_keys.keys import resolve_key  # noqa: E402
+from orchestrator.records.read_back import read_records  # noqa: E402
 from orchestrator.run.config import load_config  # noqa: E402
-from orchestrator.run.read_back import read_records  # noqa: E402
 from orchestrator.run.session import execute  # noqa: E402
 from scripts.bench_results import write_result  # noqa: E402
 

@@ -46,8 +46,8 @@ def _json(path: str) -> Any:
 # --- baselines -------------------------------------------------------------------
 def baselines(split: str) -> Callable[[], list[str]]:
     def table() -> list[str]:
+        from orchestrator.records.summary import RunSummary
         from orchestrator.run.baselines import render_table
-        from orchestrator.run.summary import RunSummary
 
         agents = _json(f"docs/baselines/{split}/baselines.json")["agents"]
         summaries = [RunSummary.model_validate(a) for a in agents]

@@ -13,7 +13,7 @@ import pytest
 
 from causal_gym import Task, generate_task, resolve_key
 from causal_gym.rng_keys import DerivationKey, parse_key_hex
-from orchestrator.private_state import STATE_ENV_VAR
+from orchestrator.host.private_state import STATE_ENV_VAR
 
 OTHER_KEY_HEX = "5e" * 32
 
@@ -31,7 +31,7 @@ def other_key() -> DerivationKey:
 @pytest.fixture(scope="session", autouse=True)
 def worker_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Each test process (an xdist worker) has a private state folder of its own
-    (orchestrator/private_state.py), inherited by every runner it starts: one worker's
+    (orchestrator/host/private_state.py), inherited by every runner it starts: one worker's
     reaper never takes another's sandboxes or Ray markers, and chain anchors of
     hand-made run ids never meet. A test that needs a fresh one takes `state_dir`."""
     folder = tmp_path_factory.mktemp("state")

@@ -31,8 +31,8 @@ from orchestrator.agents import (
     run_episode,
 )
 from orchestrator.agents.scripted import EscapePolicy
-from orchestrator.run.report import TOOL_CHOICE_COLUMN, baseline_table, render_markdown
-from orchestrator.run.summary import RunSummary
+from orchestrator.records.report import TOOL_CHOICE_COLUMN, baseline_table, render_markdown
+from orchestrator.records.summary import RunSummary
 from orchestrator.sandbox import make_sandbox
 from orchestrator.sandbox.netprobe import HostListener, probe_from_host
 from tests.conftest import reference_fit

@@ -16,8 +16,8 @@ from causal_gym.audit.expert.report import (
     evaluate,
 )
 from causal_gym.audit.suite import suite
-from orchestrator.run.report import EXPERT_COLUMN, baseline_table
-from orchestrator.run.summary import RunSummary
+from orchestrator.records.report import EXPERT_COLUMN, baseline_table
+from orchestrator.records.summary import RunSummary
 from tests.support.audit_checks import (
     assert_cli_follows_checks,
     assert_only_this_check_fails,

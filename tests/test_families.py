@@ -29,7 +29,7 @@ from causal_gym.splits.manifest import load_manifest
 from causal_gym.task_id import FAMILIES, TaskId
 from causal_gym.vf.taskset import FamilyName
 from causal_gym.wire import TaskWire
-from orchestrator.run.records import ScoredEpisode
+from orchestrator.records.types import ScoredEpisode
 from tests.conftest import cached_task
 
 SPECS = contracts()

@@ -27,13 +27,13 @@ from causal_gym.scoring.answer import episode_score
 from causal_gym.task_id import Family
 from causal_gym.wire import TaskWire
 from orchestrator.agents import AgentTurn, EpisodeConfig, EpisodeStatus, Policy
+from orchestrator.records.chain import GENESIS, read_anchor
+from orchestrator.records.layout import RESULTS_FILE
+from orchestrator.records.mac import mac_holds, run_key
+from orchestrator.records.types import Attempt, FailureClass, ScoredEpisode, read_record
 from orchestrator.run.episode_actor import EpisodeSpec, EpisodeWorker
 from orchestrator.run.head_actors import Recorder, TaskGenerator
 from orchestrator.run.head_key import key_from_moved_file, remove_key_file, write_key_file
-from orchestrator.run.record_chain import GENESIS, read_anchor
-from orchestrator.run.record_mac import mac_holds, run_key
-from orchestrator.run.records import Attempt, FailureClass, ScoredEpisode, read_record
-from orchestrator.run.results import RESULTS_FILE
 from tests.conftest import cached_task
 
 WORKER_MODULES = (
@@ -231,7 +231,8 @@ def test_a_generator_scores_against_the_truth_it_kept_and_the_recorder_seals_it(
     assert all(mac_holds(json.loads(line), secret) for line in lines)
     # a chain: each line names the MAC of the one before, and the head's anchor the last
     assert [json.loads(line)["prev"] for line in lines] == [
-        GENESIS, *(json.loads(line)["mac"] for line in lines[:2])
+        GENESIS,
+        *(json.loads(line)["mac"] for line in lines[:2]),
     ]
     assert read_anchor("run-x").lines == 3
     assert read_anchor("run-x").mac == json.loads(lines[2])["mac"]

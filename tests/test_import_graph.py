@@ -7,8 +7,9 @@ entry-point strings (a family's contract and hooks) are not imports.
 The same holds between rooms (each top-level package or module of `causal_gym`, as
 `farm-studio look` draws them): drawn that way the house has floors, and no import
 climbs back up. And no module outside a family's folder imports the family: shared
-code asks the registry. A further test imports every module first in a fresh
-interpreter."""
+code asks the registry. A further test imports every module first, each in a process
+where no other module of the package is loaded (forked from a server that holds only
+third-party libraries: tests/support/import_first.py)."""
 
 from __future__ import annotations
 
@@ -131,25 +132,51 @@ def test_the_graph_sees_deferred_and_type_only_imports() -> None:
     assert graph.has_edge("causal_gym.hooks", "causal_gym.plan.task_plan")  # deferred
 
 
-@pytest.mark.slow
-def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
-    """The runtime check of the same property: whichever module a process imports
-    first, no partially initialized module is asked for a name."""
+IMPORT_FIRST = Path(__file__).resolve().parent / "support" / "import_first.py"
+
+
+def modules_failing_when_imported_first(package: str, names: list[str], cwd: Path) -> list:
+    """Run tests/support/import_first.py (a fork server: each name imported first in a
+    child where no module of `package` is loaded) the way `python -c` runs code: the
+    working folder first on sys.path."""
+    import json
     import subprocess
     import sys
 
-    names = sorted(n for n in import_graph("causal_gym").nodes if not n.endswith("__main__"))
-    code = (
-        "import importlib, subprocess, sys\n"
-        "bad = []\n"
-        "for name in sys.argv[1:]:\n"
-        "    proc = subprocess.run([sys.executable, '-c', f'import {name}'],\n"
-        "                          capture_output=True, text=True)\n"
-        "    if proc.returncode:\n"
-        "        bad.append((name, proc.stderr.strip().splitlines()[-1]))\n"
-        "print(bad)\n"
-    )
     proc = subprocess.run(
-        [sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=1800
+        [sys.executable, "-c", IMPORT_FIRST.read_text("utf-8"), package, *names],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=cwd,
     )
-    assert proc.stdout.strip() == "[]", proc.stdout[-3000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [tuple(pair) for pair in json.loads(proc.stdout)]
+
+
+@pytest.mark.slow
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    """The runtime check of the same property: whichever module a process imports
+    first, no partially initialized module is asked for a name. Each module is imported
+    in a process of its own forked from a server that holds only third-party libraries."""
+    names = sorted(n for n in import_graph("causal_gym").nodes if not n.endswith("__main__"))
+    assert len(names) > 100
+    bad = modules_failing_when_imported_first("causal_gym", names, ROOT)
+    assert bad == [], bad
+
+
+def test_the_fork_server_finds_a_circle_that_only_breaks_from_one_end(tmp_path: Path) -> None:
+    """The checker itself: a package whose circle holds when `pkg.a` is imported first
+    but raises when `pkg.b` is, plus a module that fails on its own."""
+    package = tmp_path / "circlepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("import json\nVALUE = 1\nfrom circlepkg.b import OTHER\n")
+    (package / "b.py").write_text("from circlepkg.a import VALUE\nOTHER = VALUE + 1\n")
+    (package / "c.py").write_text("import circlepkg.a\nraise RuntimeError('broken c')\n")
+    (package / "d.py").write_text("import circlepkg.a\n")
+    names = ["circlepkg", "circlepkg.a", "circlepkg.b", "circlepkg.c", "circlepkg.d"]
+    bad = dict(modules_failing_when_imported_first("circlepkg", names, tmp_path))
+    assert sorted(bad) == ["circlepkg.b", "circlepkg.c"], bad
+    assert "partially initialized module" in bad["circlepkg.b"], bad
+    assert bad["circlepkg.c"] == "RuntimeError: broken c", bad

@@ -16,7 +16,7 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.rng_keys.keys import parse_key_hex
-from orchestrator.run.read_back import read_records
+from orchestrator.records.read_back import read_records
 from tests.support.cli import orchestrator_cli
 
 pytestmark = [pytest.mark.ray, pytest.mark.sandbox, pytest.mark.xdist_group("ray")]

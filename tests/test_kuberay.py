@@ -789,11 +789,11 @@ def test_each_ray_container_writes_only_to_its_volumes_and_keeps_its_state(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A read-only root: /tmp is an emptyDir, and the private state folder's parent
-    (where orchestrator/private_state.py looks in a container whose HOME is /home/ray)
+    (where orchestrator/host/private_state.py looks in a container whose HOME is /home/ray)
     a subPath folder that the `state-folder` init container made 0700 as the same
     user, on the runs volume on the head (the records' head secret must outlive the
     pod) and on an emptyDir on workers."""
-    from orchestrator.private_state import STATE_ENV_VAR, configured_root
+    from orchestrator.host.private_state import STATE_ENV_VAR, configured_root
 
     monkeypatch.setenv("HOME", "/home/ray")
     monkeypatch.delenv(STATE_ENV_VAR, raising=False)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.records.read_back import read_records
 from orchestrator.run.config import load_config
-from orchestrator.run.read_back import read_records
 from tests.support.ray_cluster import (
     RayCluster,
     descends_from,

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from orchestrator.run.read_back import REJECTED_FILE, read_back, set_aside
-from orchestrator.run.record_chain import GENESIS, ChainTip, sealed_line, write_anchor
-from orchestrator.run.record_mac import mac_of, run_key
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import RESULTS_FILE, RunIdentity, create_folder
+from orchestrator.records.chain import GENESIS, ChainTip, sealed_line, write_anchor
+from orchestrator.records.layout import RESULTS_FILE, RunIdentity, create_folder
+from orchestrator.records.mac import mac_of, run_key
+from orchestrator.records.read_back import REJECTED_FILE, read_back, set_aside
+from orchestrator.records.types import ScoredEpisode
 
 TASKS = ("eval-v1:ate:0", "eval-v1:ate:1", "eval-v1:ate:2")
 

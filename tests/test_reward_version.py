@@ -13,19 +13,19 @@ import pytest
 from causal_gym.scoring.answer import episode_score
 from causal_gym.versions import REWARD_VERSION, UNVERSIONED
 from orchestrator.errors import RunFolderError
-from orchestrator.run.read_back import read_back
-from orchestrator.run.record_chain import GENESIS, ChainTip, write_anchor
-from orchestrator.run.record_mac import mac_of, run_key
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.report import baseline_table
-from orchestrator.run.results import (
+from orchestrator.records.chain import GENESIS, ChainTip, write_anchor
+from orchestrator.records.layout import (
     RESULTS_FILE,
     RUN_FILE,
     RunIdentity,
     check_folder,
     create_folder,
 )
-from orchestrator.run.summary import RunSummary, reward_version, summarize
+from orchestrator.records.mac import mac_of, run_key
+from orchestrator.records.read_back import read_back
+from orchestrator.records.report import baseline_table
+from orchestrator.records.summary import RunSummary, reward_version, summarize
+from orchestrator.records.types import ScoredEpisode
 from tests.conftest import cached_task
 from tests.support.summaries import DEFAULTS, make_summary
 from tests.test_read_back import TASKS, record

@@ -18,7 +18,7 @@ import pytest
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.answer import episode_score
 from causal_gym.versions import REWARD_VERSION
-from orchestrator.run.read_back import read_records
+from orchestrator.records.read_back import read_records
 from tests.conftest import cached_task
 from tests.support.cli import orchestrator_cli
 from tests.support.ray_cluster import (

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.run.read_back import REJECTED_FILE, read_records
-from orchestrator.run.results import RESULTS_FILE
+from orchestrator.records.layout import RESULTS_FILE
+from orchestrator.records.read_back import REJECTED_FILE, read_records
 from tests.support.ray_cluster import descends_from, process_environments
 
 pytestmark = [

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from orchestrator.errors import StateFolderError
-from orchestrator.private_state import STATE_ENV_VAR, state_folder, state_root
+from orchestrator.host.private_state import STATE_ENV_VAR, state_folder, state_root
 from orchestrator.sandbox.mounts import leftover_mounts
 from tests.support.cli import orchestrator_cli
 
@@ -57,7 +57,7 @@ def decoys() -> Iterator[list[subprocess.Popen[bytes]]]:
 def test_the_state_folder_is_named_once_and_persistent_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orchestrator.private_state import configured_root
+    from orchestrator.host.private_state import configured_root
 
     monkeypatch.delenv(STATE_ENV_VAR, raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
@@ -260,8 +260,8 @@ def _remac(lines: list[str], key: bytes) -> list[str]:
     """What someone with the folder but not the head's secret can do: pick a key, put it
     in run.secret (where version 2 kept it), raise every reward to 1 and MAC each line
     again, chained under that key."""
-    from orchestrator.run.record_chain import GENESIS
-    from orchestrator.run.record_mac import mac_of
+    from orchestrator.records.chain import GENESIS
+    from orchestrator.records.mac import mac_of
 
     out, prev = [], GENESIS
     for line in lines:
@@ -278,8 +278,8 @@ def _remac(lines: list[str], key: bytes) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.xdist_group("ray")
 def test_re_maced_or_deleted_records_are_refused_on_resume(tmp_path: Path) -> None:
-    from orchestrator.run.read_back import REJECTED_FILE
-    from orchestrator.run.record_mac import mac_of
+    from orchestrator.records.mac import mac_of
+    from orchestrator.records.read_back import REJECTED_FILE
 
     honest = finished_run(tmp_path / "honest")
     genuine = (honest / "results.jsonl").read_text().splitlines()

@@ -152,7 +152,7 @@ def execute_or_fail(settings: Any, key: Any, resume: bool, console: Any) -> Any:
 def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     from rich.console import Console
 
-    from orchestrator.run.report import baseline_table
+    from orchestrator.records.report import baseline_table
 
     if settings.inspect_log:
         require_inspect_or_fail()
@@ -169,7 +169,7 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
 def require_inspect_or_fail() -> None:
     """inspect logs need the `inspect` extra: say so before any work (exit 2)."""
     from orchestrator.errors import InspectLogError
-    from orchestrator.run.inspect_log import require_inspect
+    from orchestrator.export.inspect_log import require_inspect
 
     try:
         require_inspect()
@@ -183,7 +183,7 @@ def write_inspect_log(
     """Export a finished run folder's inspect log; the line to print, or exit 2 (not a
     run folder this head can verify) or 1 (writing failed)."""
     from orchestrator.errors import OrchestratorError, RunFolderError, StateFolderError
-    from orchestrator.run.inspect_log import export_inspect, summary_line
+    from orchestrator.export.inspect_log import export_inspect, summary_line
 
     try:
         return summary_line(export_inspect(folder, out, label, directory))
@@ -212,9 +212,9 @@ def baselines(
     from rich.console import Console
 
     from orchestrator.errors import LocalModelError
+    from orchestrator.host.private_files import private_folder
     from orchestrator.run.baselines import load_baselines, run_configs, write_outputs
     from orchestrator.run.config import ConfigError
-    from orchestrator.run.results import private_folder
 
     try:
         settings = load_baselines(config, out)

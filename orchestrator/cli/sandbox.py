@@ -96,8 +96,8 @@ def reap(run_id: Annotated[str | None, typer.Option("--run-id")] = None) -> None
     import re
 
     from orchestrator.errors import StateFolderError
+    from orchestrator.records.layout import RUN_ID_PATTERN
     from orchestrator.run.leftovers import reap_dead_runs
-    from orchestrator.run.results import RUN_ID_PATTERN
 
     if run_id is not None and not re.match(RUN_ID_PATTERN, run_id):
         fail(f"--run-id {run_id[:80]!r} is not a run id (1-128 letters, digits, '.', '_', '-')")

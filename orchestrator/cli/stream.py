@@ -53,7 +53,7 @@ def _operator(name: str, state_dir: Path | None) -> Any:
     once the stream's process is known to be the one that wrote the state: a stale
     state folder's port may since belong to anyone, who would receive the token."""
     from orchestrator.errors import StreamError
-    from orchestrator.owners import owner_alive
+    from orchestrator.host.owners import owner_alive
     from orchestrator.stream.client import StreamOperator
     from orchestrator.stream.server import read_state
 
@@ -84,7 +84,7 @@ def _call(function: Any, *args: Any) -> Any:
 def start(ctx: typer.Context, name: NameArgument, state_dir: StateOption = None) -> None:
     """`serve` in the background (log in the state folder); returns once it answers and
     prints its URL, key fingerprint and operator token file as JSON."""
-    from orchestrator.run.results import private_file, private_folder
+    from orchestrator.host.private_files import private_file, private_folder
     from orchestrator.stream.server import STATE_FILE
 
     chosen = _state_dir(name, state_dir)

@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.errors import ConfigError
+from orchestrator.host.private_files import dump_json, save_figure, write_atomically
 from orchestrator.local_model import LocalModelServer
+from orchestrator.records.report import baseline_table, table_families
+from orchestrator.records.summary import RunSummary
 from orchestrator.run.config import RunConfig, load_config
 from orchestrator.run.config_files import one_line, read_toml
-from orchestrator.run.report import baseline_table, table_families
-from orchestrator.run.results import dump_json, save_figure, write_atomically
-from orchestrator.run.summary import RunSummary
 
 
 class BaselineAgent(BaseModel):

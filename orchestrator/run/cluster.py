@@ -25,7 +25,7 @@ from pathlib import Path
 import ray
 
 from orchestrator.errors import ClusterError
-from orchestrator.owners import dies_with_parent
+from orchestrator.host.owners import dies_with_parent
 from orchestrator.run.config import HEAD_RESOURCE
 
 #: Default deadline for joining a cluster (`connect_timeout_s` in a run config).

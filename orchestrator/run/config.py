@@ -115,7 +115,7 @@ class RunConfig(_Strict):
     #: How long joining the cluster at `address` may take before the run gives up.
     connect_timeout_s: float = Field(30.0, gt=0, le=3600)
     out: Path = Path("runs/latest")
-    #: Write an inspect_ai log of the run (inspect_log.py) into its folder at the end.
+    #: Write an inspect_ai log of the run (export/inspect_log.py) into its folder at the end.
     inspect_log: bool = False
     #: Labels for the report's table (the agent's name otherwise).
     model_label: str | None = None

@@ -42,12 +42,12 @@ import ray.exceptions
 from causal_gym.errors import GenerationError
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult
 from orchestrator.errors import DispatchError
-from orchestrator.private_state import state_root
+from orchestrator.host.private_state import state_root
+from orchestrator.records.types import Attempt, FailureClass, Progress
 from orchestrator.run.config import HEAD_RESOURCE, RunConfig
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.head_actors import Recorder, TaskGenerator
 from orchestrator.run.nodes import NodeWatch
-from orchestrator.run.records import Attempt, FailureClass, Progress
 from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 
 #: Past the actor's own watchdog (budget + WIND_DOWN_S), how long the driver waits

@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from orchestrator.records.types import Progress as EpisodeProgress
 from orchestrator.run.dispatcher import Tally
-from orchestrator.run.records import Progress as EpisodeProgress
 
 PLAIN_EVERY_S = 30.0
 

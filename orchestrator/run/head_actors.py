@@ -33,10 +33,11 @@ from causal_gym.task import HiddenTruth
 from causal_gym.wire import TaskWire
 from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
-from orchestrator.run.head_key import load_key_file
-from orchestrator.run.record_chain import AnchorLog, ChainTip, read_anchor, sealed_line
-from orchestrator.run.record_mac import run_key
-from orchestrator.run.records import (
+from orchestrator.host.private_files import DurableLog
+from orchestrator.records.chain import AnchorLog, ChainTip, read_anchor, sealed_line
+from orchestrator.records.layout import RESULTS_FILE, TRANSCRIPTS_FILE
+from orchestrator.records.mac import run_key
+from orchestrator.records.types import (
     Attempt,
     FailureClass,
     NoResult,
@@ -44,7 +45,7 @@ from orchestrator.run.records import (
     ScoredEpisode,
     TranscriptLine,
 )
-from orchestrator.run.results import RESULTS_FILE, TRANSCRIPTS_FILE, DurableLog
+from orchestrator.run.head_key import load_key_file
 
 
 def _checked_key(key_path: str, fingerprint: str) -> Any:

@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 from causal_gym.rng_keys.keys import KEY_ENV_VAR, DerivationKey, parse_key_hex, read_key_file
-from orchestrator.owners import owner_alive, owner_token
-from orchestrator.private_state import state_folder
+from orchestrator.host.owners import owner_alive, owner_token
+from orchestrator.host.private_state import state_folder
 
 #: Names the 0600 file a re-executed runner takes its key from.
 KEY_FILE_ENV_VAR = "CAUSAL_GYM_KEY_FILE_FROM_ENV"

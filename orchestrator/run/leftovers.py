@@ -43,8 +43,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.owners import owner_alive, owner_token, start_time
-from orchestrator.private_state import state_folder
+from orchestrator.host.owners import owner_alive, owner_token, start_time
+from orchestrator.host.private_state import state_folder
 
 #: Arguments by which Ray's processes name their session folder or its logs folder.
 _SESSION_ARGS = ("--session-dir=", "--session_dir=")

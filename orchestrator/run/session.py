@@ -18,17 +18,18 @@ from causal_gym.task_id import FAMILIES
 from causal_gym.versions import REWARD_VERSION
 from orchestrator.agents.loader import check_agent_loads
 from orchestrator.errors import RunFolderError
+from orchestrator.host.private_files import dump_json
+from orchestrator.records.layout import RunIdentity, check_folder, create_folder
+from orchestrator.records.read_back import REJECTED_FILE, read_back, reanchor, set_aside
+from orchestrator.records.report import write_outputs
+from orchestrator.records.summary import RunSummary
+from orchestrator.records.types import Progress
 from orchestrator.run.cluster import connect, disconnect
 from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
 from orchestrator.run.display import LiveView
 from orchestrator.run.head_key import remove_key_file, write_key_file
 from orchestrator.run.leftovers import reap_dead_runs
-from orchestrator.run.read_back import REJECTED_FILE, read_back, reanchor, set_aside
-from orchestrator.run.records import Progress
-from orchestrator.run.report import write_outputs
-from orchestrator.run.results import RunIdentity, check_folder, create_folder, dump_json
-from orchestrator.run.summary import RunSummary
 
 
 def sample_label(config: RunConfig, count: int) -> str:

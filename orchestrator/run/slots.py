@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
+from orchestrator.records.types import FailureClass
 from orchestrator.run.config import Retries
-from orchestrator.run.records import FailureClass
 
 
 @dataclass(frozen=True)

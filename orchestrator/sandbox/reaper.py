@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 
 from orchestrator.errors import SandboxError
-from orchestrator.owners import owner_alive
+from orchestrator.host.owners import owner_alive
 from orchestrator.sandbox.cgroups import CgroupSet
 from orchestrator.sandbox.mounts import leftover_mounts, unmount
 from orchestrator.sandbox.scratch import Scratch, owner_of, sandboxes_dir

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import SandboxError
-from orchestrator.owners import owner_token
-from orchestrator.private_state import state_folder
+from orchestrator.host.owners import owner_token
+from orchestrator.host.private_state import state_folder
 from orchestrator.sandbox.host_files import remove_tree
 from orchestrator.sandbox.mounts import is_mounted, mount_tmpfs_on, unmount
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from orchestrator.errors import StreamError
-from orchestrator.run.results import private_file
+from orchestrator.host.private_files import private_file
 from orchestrator.stream.limits import RateLimiter
 
 AUDIT_FILE = "audit.jsonl"

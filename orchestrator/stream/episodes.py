@@ -24,10 +24,10 @@ from causal_gym.wire import TaskWire
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
 from orchestrator.agents.types import EpisodeConfig, EpisodeResult, EpisodeStatus
 from orchestrator.errors import StreamError
+from orchestrator.records.types import FailureClass
 from orchestrator.run.config import Retries
 from orchestrator.run.episode_actor import WIND_DOWN_S, EpisodeSpec, actor_class
 from orchestrator.run.nodes import NodeWatch
-from orchestrator.run.records import FailureClass
 from orchestrator.run.slots import ActorSlots, RetryPolicy, Slot, classify
 from orchestrator.stream.endpoint import Endpoint, EpisodeSettings
 from orchestrator.stream.handout import Handout

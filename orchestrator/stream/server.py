@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import StreamError
-from orchestrator.owners import owner_alive, owner_token
-from orchestrator.run.results import private_folder, write_atomically
+from orchestrator.host.owners import owner_alive, owner_token
+from orchestrator.host.private_files import private_folder, write_atomically
 from orchestrator.stream.limits import OPERATOR_CONNECTIONS, RateLimitFilter
 from orchestrator.stream.options import (
     STATE_FILE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.run.summary import RunSummary
+from orchestrator.records.summary import RunSummary
 
 DEFAULTS: dict[str, Any] = {
     "run_id": "r", "agent": "reference", "model": "m", "provider": "p",

@@ -3,7 +3,7 @@ run.json, under a key no copy of the run folder holds.
 
 A results.jsonl line decides what a report says and what `--resume` skips, and a file
 is easy to edit, copy or splice. So every line carries HMAC-SHA256 of its other fields
-(the MAC of the line before it among them: record_chain.py) under the run's key, and
+(the MAC of the line before it among them: chain.py) under the run's key, and
 run.json carries one under the same key. The run's key is derived, never stored:
 
     run key = HMAC-SHA256(head secret, "causal-gym run key\\0" + run id)
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import RunFolderError
-from orchestrator.private_state import state_root
+from orchestrator.host.private_state import state_root
 
 HEAD_SECRET_FILE = "records.secret"
 _SECRET_BYTES = 32

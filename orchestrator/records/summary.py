@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from causal_gym.versions import REWARD_VERSION, UNVERSIONED
-from orchestrator.run.records import ScoredEpisode
+from orchestrator.records.types import ScoredEpisode
 
 
 class _Model(BaseModel):

@@ -1,39 +1,40 @@
-"""The run folder: durable results, resume bookkeeping, and what may be published.
+"""The run folder's layout: the files it holds, the run's identity (run.json), and
+the checks before a new or resumed run writes to it.
 
     run.json          the run's identity (config, key fingerprint, task ids) and its MAC;
                       written once
     results.jsonl     one ScoredEpisode per finished attempt, appended, flushed, fsynced,
-                      each line MACed and chained to the one before (record_mac.py,
-                      record_chain.py: the key and the chain's anchor are in the head's
+                      each line MACed and chained to the one before (mac.py,
+                      chain.py: the key and the chain's anchor are in the head's
                       private state folder, never in the run folder)
     results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
+    placement.json    which node each actor landed on (run/session.py)
     summary.json      redacted aggregates      \\
-    report.md         the baseline table      |  meant to be shared
-    *.png             plots                    /
+    report.md         the baseline table      |  meant to be shared (summary.py,
+    *.png             plots                    /   report.py)
 
 A crash loses at most the attempts in flight: every finished one is on disk before
 the driver hears of it. `--resume` reads the lines back (read_back.py: only those this
 run's scorer wrote, each attempt once) and runs exactly the tasks that have no final
 one; it refuses a folder whose run.json describes another run.
 
-The folder is 0700 and every file in it 0600 from the moment it is created: the
-results give the truth away (an estimate and its absolute error pin it to two
-values), and a user's policy runs under another uid on the same machine.
+The folder is 0700 and every file in it 0600 from the moment it is created
+(host/private_files.py): the results give the truth away (an estimate and its
+absolute error pin it to two values), and a user's policy runs under another uid on
+the same machine.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.versions import UNVERSIONED
 from orchestrator.errors import RunFolderError
+from orchestrator.host.private_files import private_folder, write_atomically
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
@@ -43,8 +44,6 @@ TRANSCRIPTS_FILE = "transcripts.jsonl"
 HEAD_ONLY = (RUN_FILE, RESULTS_FILE, "results.rejected.jsonl", TRANSCRIPTS_FILE)
 #: Run ids name nothing on disk, but they appear in file names of exports and logs.
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
-#: Modes of everything a run writes: only the operator reads a run.
-FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
 
 class RunIdentity(BaseModel):
@@ -59,19 +58,19 @@ class RunIdentity(BaseModel):
     config: dict[str, Any]
     #: The reward version the run scores with; a run.json without one is version 1's.
     reward_version: int = UNVERSIONED
-    #: HMAC of the rest under the run's key (record_mac.py); '' before records version 3.
+    #: HMAC of the rest under the run's key (mac.py); '' before records version 3.
     mac: str = ""
 
     def _fields(self) -> dict[str, Any]:
         return {"run.json": self.model_dump(mode="json", exclude={"mac"})}
 
     def sealed(self, key: bytes) -> RunIdentity:
-        from orchestrator.run.record_mac import mac_of
+        from orchestrator.records.mac import mac_of
 
         return self.model_copy(update={"mac": mac_of(self._fields(), key)})
 
     def sealed_by(self, key: bytes) -> bool:
-        from orchestrator.run.record_mac import mac_holds
+        from orchestrator.records.mac import mac_holds
 
         return bool(self.mac) and mac_holds({**self._fields(), "mac": self.mac}, key)
 
@@ -119,18 +118,11 @@ def check_folder(out: Path, identity: RunIdentity, resume: bool) -> RunIdentity:
     return identity
 
 
-def private_folder(path: Path) -> Path:
-    """`path` as a directory only its owner can enter (made 0700, or made so)."""
-    path.mkdir(parents=True, exist_ok=True, mode=FOLDER_MODE)
-    os.chmod(path, FOLDER_MODE)
-    return path
-
-
 def create_folder(out: Path, identity: RunIdentity) -> RunIdentity:
     """Write run.json, sealed under the run's key, for a new run (once everything else
     has been checked); returns the identity as run.json holds it (a resumed run's
     folder already has one)."""
-    from orchestrator.run.record_mac import run_key
+    from orchestrator.records.mac import run_key
 
     if identity.mac or (out / RUN_FILE).exists():  # a resume: run.json is written once
         return identity
@@ -138,70 +130,3 @@ def create_folder(out: Path, identity: RunIdentity) -> RunIdentity:
     sealed = identity.sealed(run_key(identity.run_id))
     write_atomically(out / RUN_FILE, sealed.model_dump_json(indent=2) + "\n")
     return sealed
-
-
-def private_file(path: Path, mode: str = "w") -> IO[Any]:
-    """A new or truncated file (mode "w"/"wb") or one to append to ("a"), created
-    0600; a symlink at `path` is refused, not followed."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    flags |= os.O_APPEND if mode.startswith("a") else os.O_TRUNC
-    fd = os.open(path, flags, FILE_MODE)
-    os.fchmod(fd, FILE_MODE)
-    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
-
-
-def write_atomically(path: Path, text: str | bytes) -> None:
-    temp = path.with_name(f".{path.name}.partial")
-    with private_file(temp, "wb") as handle:
-        handle.write(text.encode("utf-8") if isinstance(text, str) else text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp, path)
-
-
-class DurableLog:
-    """An append-only JSON-lines file: each line is flushed and fsynced before
-    `append` returns, so a line the caller has been told about survives a crash."""
-
-    def __init__(self, path: Path, sync: bool = True) -> None:
-        self.path = path
-        self.sync = sync
-        self._handle: IO[str] = private_file(path, "a")
-        self._repair_torn_tail()
-
-    def _repair_torn_tail(self) -> None:
-        """A crash mid-write can leave a last line without its newline; end it, so the
-        next record starts on a line of its own (readers skip the torn one)."""
-        if self.path.stat().st_size == 0:
-            return
-        with open(self.path, "rb") as handle:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                self._handle.write("\n")
-                self._handle.flush()
-
-    def append(self, line: str) -> None:
-        self._handle.write(line.rstrip("\n") + "\n")
-        self._handle.flush()
-        if self.sync:
-            os.fsync(self._handle.fileno())
-
-    def extend(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self.append(line)
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-def save_figure(figure: Any, path: Path) -> None:
-    """A matplotlib figure as a PNG written like every other run file (0600, atomic)."""
-    import io
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    write_atomically(path, buffer.getvalue())
-
-
-def dump_json(path: Path, payload: Any) -> None:
-    write_atomically(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")

@@ -6,9 +6,9 @@ scripts) goes through `read_back`, which accepts a line only when all of these h
 in this order, and otherwise refuses it with the first reason that failed:
 
 1. it is a JSON object (a crash can tear the last line);
-2. its MAC holds under the run's key (record_mac.py: derived from the head's secret);
-3. it follows the last accepted line: its `prev` is that line's MAC (record_chain.py);
-4. it parses as a record of this version, every number in range (records.py);
+2. its MAC holds under the run's key (mac.py: derived from the head's secret);
+3. it follows the last accepted line: its `prev` is that line's MAC (chain.py);
+4. it parses as a record of this version, every number in range (types.py);
 5. its run id, config digest and key fingerprint are the run's (run.json);
 6. its task is one of the run's;
 7. its attempt is the task's next one (0, 1, 2, ... in file order) and no final
@@ -36,16 +36,11 @@ from typing import BinaryIO
 from pydantic import ValidationError
 
 from orchestrator.errors import RunFolderError
-from orchestrator.run.record_chain import GENESIS, ChainTip, read_anchor, short_of, write_anchor
-from orchestrator.run.record_mac import mac_holds, run_key
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import (
-    RESULTS_FILE,
-    RUN_FILE,
-    DurableLog,
-    RunIdentity,
-    write_atomically,
-)
+from orchestrator.host.private_files import DurableLog, write_atomically
+from orchestrator.records.chain import GENESIS, ChainTip, read_anchor, short_of, write_anchor
+from orchestrator.records.layout import RESULTS_FILE, RUN_FILE, RunIdentity
+from orchestrator.records.mac import mac_holds, run_key
+from orchestrator.records.types import ScoredEpisode
 
 REJECTED_FILE = "results.rejected.jsonl"
 #: Longest line read back; a scorer's line is a few KiB (messages are capped at 16 KiB).

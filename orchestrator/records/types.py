@@ -5,8 +5,8 @@ note the scorer hands back to the driver.
 `ScoredEpisode` is the one record of how an episode went and scored; every number a
 report shows is computed from these lines. It is schema-versioned (readers refuse a
 version they do not know) and sealed like the score it carries: it never leaves the
-head process that writes it. Every line carries a MAC under the run's key (record_mac.py)
-and the MAC of the line before it (record_chain.py), and every number in it is
+head process that writes it. Every line carries a MAC under the run's key (mac.py)
+and the MAC of the line before it (chain.py), and every number in it is
 range-checked whenever a line is read back, so a line nobody's scorer wrote cannot get
 into a report, and one that was deleted or moved is noticed.
 """
@@ -110,9 +110,9 @@ class ScoredEpisode(Sealed, EpisodeStats):
     #: queueing and transfer (the runner's overhead for this attempt).
     overhead_s: float = Field(0.0, ge=0, le=_MAX_SECONDS)
     finished_at: float = Field(0.0, ge=0)
-    #: The MAC of the line written before this one (record_chain.GENESIS for the first).
+    #: The MAC of the line written before this one (chain.GENESIS for the first).
     prev: str = ""
-    #: HMAC-SHA256 of the rest of the line under the run's key (record_mac.py).
+    #: HMAC-SHA256 of the rest of the line under the run's key (mac.py).
     mac: str = ""
 
     @model_validator(mode="after")
@@ -172,6 +172,6 @@ class TranscriptLine(_Record):
 
 
 def read_record(line: str) -> ScoredEpisode:
-    """Parse and range-check one results.jsonl line (its MAC is record_mac's business);
+    """Parse and range-check one results.jsonl line (its MAC is mac.py's business);
     a line of another schema version is an error."""
     return ScoredEpisode.model_validate_json(line)

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from causal_gym.contracts.families import contract_of, family_names, split_families
-from orchestrator.run.records import ScoredEpisode
-from orchestrator.run.results import save_figure, write_atomically
-from orchestrator.run.summary import RunSummary, coverage_share, summarize
+from orchestrator.host.private_files import save_figure, write_atomically
+from orchestrator.records.summary import RunSummary, coverage_share, summarize
+from orchestrator.records.types import ScoredEpisode
 
 
 def _cell(value: float | None) -> str:
@@ -44,7 +44,7 @@ def has_expert(summaries: list[RunSummary]) -> bool:
 TOOL_CHOICE_COLUMN = "Tool choice"
 
 
-#: The reward version each row was scored with (causal_gym/versions.py); a summary from
+#: The reward version each row was scored with (scoring/version.py); a summary from
 #: before versions existed shows 1.
 REWARD_COLUMN = "Reward version"
 

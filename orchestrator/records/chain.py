@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import RunFolderError
-from orchestrator.private_state import state_folder
-from orchestrator.run.record_mac import mac_of
-from orchestrator.run.records import ScoredEpisode
+from orchestrator.host.private_state import state_folder
+from orchestrator.records.mac import mac_of
+from orchestrator.records.types import ScoredEpisode
 
 #: The `prev` of a run's first line.
 GENESIS = "0" * 64

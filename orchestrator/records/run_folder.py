@@ -18,10 +18,10 @@ from pydantic import ValidationError
 
 from orchestrator.agents.stored_text import MAX_STORED_CHARS, MAX_TRANSCRIPT_MESSAGES
 from orchestrator.errors import RunFolderError
-from orchestrator.run.read_back import folder_key, read_back, run_identity
-from orchestrator.run.records import ScoredEpisode, TranscriptLine
-from orchestrator.run.results import TRANSCRIPTS_FILE, RunIdentity
-from orchestrator.run.summary import RunSummary
+from orchestrator.records.layout import TRANSCRIPTS_FILE, RunIdentity
+from orchestrator.records.read_back import folder_key, read_back, run_identity
+from orchestrator.records.summary import RunSummary
+from orchestrator.records.types import ScoredEpisode, TranscriptLine
 
 SUMMARY_FILE = "summary.json"
 #: Longest transcript line read: the scorer caps a transcript at
