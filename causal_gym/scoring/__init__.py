@@ -1,1 +1,2 @@
-"""Submission schemas, validation and the reward (import the modules themselves)."""
+"""Validation of a submission and the calibrated reward (import the modules
+themselves); the submission models and their schemas are the families' contracts'."""

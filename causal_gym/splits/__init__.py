@@ -1,1 +1,2 @@
-"""Frozen splits (eval-v1) and their manifest."""
+"""The frozen splits (eval-v1, eval-v2, eval-expert-v1): their manifests (manifest.py)
+and freezing and verifying them (freeze.py)."""
