@@ -104,6 +104,8 @@ class Registry(Generic[T]):
         return entry
 
     def values(self) -> tuple[T, ...]:
+        """Every entry, in names() order, loaded: unlike names(), this imports what the
+        entry points name."""
         return tuple(self.get(name) for name in self.names())
 
     def spec(self, name: str) -> T | str:

@@ -27,6 +27,9 @@ from causal_gym.wire import TaskWire
 
 @dataclass(frozen=True)
 class PublicTask:
+    """Everything an agent may see of a task: the staged files, the prompt and the
+    public labels printed in them; nothing else derived from the SCM."""
+
     task_id: str
     family: Family
     tier: Tier
@@ -54,6 +57,7 @@ class PublicTask:
         return contract_of(self.family).staged_files
 
     def sha256(self, filename: str) -> str:
+        """The hex sha256 of one staged file, as a manifest records it."""
         return hashlib.sha256(self.files[filename]).hexdigest()
 
     def to_wire(self, handle: str) -> TaskWire:
@@ -84,6 +88,9 @@ class PublicTask:
 
 @dataclass(frozen=True, repr=False)
 class HiddenTruth(Sealed):
+    """The answer and the causal structure behind a task, for the scorer and for the
+    debugging `inspect --reveal` only; sealed, so it stays on the head."""
+
     task_id: str
     family: Family
     tier: Tier
@@ -102,22 +109,27 @@ class HiddenTruth(Sealed):
     # The population ATE and its reference analysis: every family asks for it today.
     @property
     def ate(self) -> float:
+        """The population ATE's exact value."""
         return self.estimands["ate"].value
 
     @property
     def reference_estimate(self) -> float | None:
+        """The reference analysis's ATE estimate (None on the expert tier, which fits nothing)."""
         return self.estimands["ate"].reference_estimate
 
     @property
     def reference_se(self) -> float | None:
+        """The reference analysis's standard error of the ATE (None on the expert tier)."""
         return self.estimands["ate"].reference_se
 
     @property
     def reference_width(self) -> float:
+        """The ATE's anchor width r: a narrower interval pays the narrowness penalty."""
         return self.estimands["ate"].reference_width
 
     @property
     def scale(self) -> float:
+        """The ATE's observable scale, which its loss is divided by."""
         return self.estimands["ate"].scale
 
     def reveal(self) -> dict[str, Any]:
@@ -155,5 +167,8 @@ class HiddenTruth(Sealed):
 
 @dataclass(frozen=True, repr=False)
 class Task(Sealed):
+    """A generated task: the public half an agent sees and the hidden truth it is scored
+    against, kept together on the head (sealed)."""
+
     public: PublicTask
     hidden: HiddenTruth

@@ -24,6 +24,8 @@ class Family(str):
     __slots__ = ()
 
     def __new__(cls, value: object) -> Family:
+        """The family of a registered name; UnknownFamilyError naming the accepted
+        families otherwise."""
         from causal_gym.contracts.families import contract_of
 
         name = str(value)
@@ -32,6 +34,7 @@ class Family(str):
 
     @property
     def value(self) -> str:
+        """The name as a plain str, spelled like Namespace's `.value` so the two read alike."""
         return str.__str__(self)
 
     def __repr__(self) -> str:
@@ -83,6 +86,9 @@ ID_FORMAT = "<namespace>:<family>:<index>"
 
 @dataclass(frozen=True, order=True)
 class TaskId:
+    """A public id, parsed strictly (TaskId.parse) so each task has exactly one; str()
+    spells it `<namespace>:<family>:<index>`."""
+
     namespace: Namespace
     family: Family
     index: int

@@ -51,6 +51,7 @@ class TaskWire(BaseModel):
 
     @property
     def readme(self) -> str:
+        """The staged README.md as text: the task as the agent reads it."""
         return self.files["README.md"].decode("utf-8")
 
     def __repr__(self) -> str:  # the files are large; the handle says which task

@@ -108,6 +108,7 @@ class StreamError(OrchestratorError, ValueError):
 
     @property
     def status(self) -> int:
+        """The HTTP status this error is answered with."""
         return STATUS[self.code]
 
 

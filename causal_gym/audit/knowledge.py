@@ -95,11 +95,13 @@ def leakage(what: str, features: Sequence[Sequence[float]], labels: Sequence[boo
 
 def gain_check(group: str, gain: Paired, alpha: float) -> Check:
     """Fails when the probe's gain over honest is shown above BAYES_GAIN_TARGET: its
-    one-sided (1 - alpha) lower bound is over the target. (Not a demonstration that
-    the gain is below the target: the interval score's miss penalty makes the paired
-    differences heavy-tailed, a few tasks near an interval's end carrying most of the
-    variance, and at the audits' sizes such a test would spend the whole 1% budget on
-    its power shortfall. The report gives the gain and its SE beside the check.)"""
+    one-sided (1 - alpha) lower bound is over the target.
+
+    (Not a demonstration that the gain is below the target: the interval score's miss
+    penalty makes the paired differences heavy-tailed, a few tasks near an interval's
+    end carrying most of the variance, and at the audits' sizes such a test would spend
+    the whole 1% budget on its power shortfall. The report gives the gain and its SE
+    beside the check.)"""
     se = gain.diff_sd / math.sqrt(gain.n) if gain.n else math.inf
     low = gain.diff_mean - float(norm.isf(alpha)) * se
     return Check(

@@ -51,6 +51,9 @@ class AuditRun:
 
 @dataclass(frozen=True)
 class AuditSuite:
+    """One audit, by name: the split it audits, the committed report it is held to, and
+    the four parts (rows, report, tables, plots) the runner and the CLI call."""
+
     name: str
     #: The frozen split whose families the suite audits (`--families SPLIT`).
     split: str
@@ -70,13 +73,16 @@ class AuditSuite:
 
     @property
     def families(self) -> tuple[str, ...]:
+        """The families the suite audits: its split's."""
         return split_families(self.split)
 
     @property
     def committed_path(self) -> Path:
+        """Where the committed report is, inside the installed package."""
         return Path(str(resources.files("causal_gym").joinpath(self.committed)))
 
     def load_committed(self) -> SuiteReport:
+        """The committed report, validated by the suite's own report model."""
         return self.report.model_validate_json(self.committed_path.read_text("utf-8"))
 
     def recheck(self, report: SuiteReport) -> list[Check]:
@@ -99,6 +105,7 @@ for _name, _entry in BUILTIN.items():
 
 
 def suite_names() -> tuple[str, ...]:
+    """Every suite's name, the built-in ones first; listing them imports no suite."""
     return SUITES.names()
 
 

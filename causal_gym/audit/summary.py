@@ -22,6 +22,8 @@ def _sd(values: Sequence[float] | np.ndarray) -> float:
 
 
 def paired(values: Sequence[float], baseline: Sequence[float]) -> Paired:
+    """The values' mean and their paired differences from the baseline (the same tasks,
+    in the same order)."""
     diff = np.asarray(values) - np.asarray(baseline)
     return Paired(
         n=len(diff), mean=float(np.mean(values)), diff_mean=float(diff.mean()), diff_sd=_sd(diff)
@@ -57,6 +59,8 @@ def forecast_fields(rows: Sequence[Any]) -> dict[str, Any]:
 
 
 def width_sweep(rows: Sequence[Any]) -> WidthSweep:
+    """Estimand reward and coverage at each sweep level, and each level's paired
+    difference from the nominal 90%: the audits check that no other level pays."""
     estimand = np.array([r.sweep_estimand for r in rows])
     at_90 = estimand[:, SWEEP_LEVELS.index(NOMINAL_COVERAGE)]
     diffs = estimand - at_90[:, None]

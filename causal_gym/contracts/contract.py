@@ -71,10 +71,13 @@ class FamilyContract(ABC):
 
     @property
     def multi_estimand(self) -> bool:
+        """Whether its reference runs estimands.py (several estimands, or several
+        files), which the generator and the scripted agents branch on."""
         return "estimands.py" in self.reference_kit
 
     @property
     def expert_tier(self) -> bool:
+        """Whether it has an expert tier (a count in eval-expert-v1)."""
         return EXPERT_SPLIT in self.splits
 
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:

@@ -79,6 +79,7 @@ def contract_of(family: str) -> FamilyContract:
 
 
 def contracts() -> tuple[FamilyContract, ...]:
+    """Every registered family's contract, in registry order (each loaded on first use)."""
     return FAMILIES.values()
 
 

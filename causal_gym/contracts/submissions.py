@@ -71,4 +71,5 @@ class Interval(BaseModel):
         return _ordered(self)
 
     def triple(self) -> tuple[float, float, float]:
+        """The answer as (estimate, lower, upper), the shape a contract's intervals() returns."""
         return self.estimate, self.ci_lower, self.ci_upper

@@ -275,9 +275,9 @@ def _linear_scm(
 
 
 def _modifier(b: _Builder, level_range: tuple[int, int]) -> str:
-    """cate's declared modifier: a categorical confounder whose every level keeps a
-    fair share of the rows (half a Dirichlet draw, half uniform), so each level's
-    effect can be estimated."""
+    """The cate family's declared modifier: a categorical confounder whose every level
+    keeps a fair share of the rows (half a Dirichlet draw, half uniform), so each
+    level's effect can be estimated."""
     levels = int(b.rng.integers(level_range[0], level_range[1] + 1))
     draw = 0.5 * b.rng.dirichlet(np.full(levels, 4.0)) + 0.5 / levels
     head = [float(p) for p in draw[:-1]]
@@ -287,9 +287,10 @@ def _modifier(b: _Builder, level_range: tuple[int, int]) -> str:
 def _declared_mediator(
     b: _Builder, confounders: list[str], is_null: bool
 ) -> tuple[str, float, float]:
-    """mediation's declared mediator: caused by T and by up to two observed
-    confounders (so the mediator-outcome relation is confounded, but only through
-    declared pre-treatment columns). Returns its id, the T->M and the M->Y weights."""
+    """The mediation family's declared mediator: caused by T and by up to two
+    observed confounders (so the mediator-outcome relation is confounded, but only
+    through declared pre-treatment columns). Returns its id, the T->M and the M->Y
+    weights."""
     alpha = b.signed(0.5, 1.0)
     parents = [(TREATMENT_ID, alpha)]
     chosen = b.rng.permutation(len(confounders))[: min(2, len(confounders))]

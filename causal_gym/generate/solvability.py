@@ -39,7 +39,7 @@ class Solvability:
 
     @property
     def reference_width(self) -> float:
-        """r = 2 z_0.95 SE: the width an honest 90% interval has on this frame."""
+        """The width an honest 90% interval has on this frame: r = 2 z_0.95 SE."""
         return 2.0 * Z * self.fit.se
 
 

@@ -39,6 +39,8 @@ class DerivationKey:
 
     @property
     def raw(self) -> bytes:
+        """The key's bytes, for derive.py's MACs and for the secret values a child
+        process must not see; never print them."""
         return self._raw
 
     @property
@@ -48,6 +50,8 @@ class DerivationKey:
 
     @property
     def is_default(self) -> bool:
+        """Whether this is the public DEFAULT_EVAL_KEY (compared in constant time): only
+        another key is a secret to keep from agents."""
         return hmac.compare_digest(self._raw, bytes.fromhex(DEFAULT_EVAL_KEY))
 
     def __repr__(self) -> str:

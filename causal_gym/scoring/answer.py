@@ -45,14 +45,17 @@ class EpisodeScore(Sealed):
 
     @property
     def submitted(self) -> bool:
+        """Whether a valid submission was scored."""
         return self.record is not None
 
     @property
     def reward(self) -> float:
+        """The scored total (unbounded below), or NO_SUBMISSION_REWARD."""
         return NO_SUBMISSION_REWARD if self.record is None else self.record.reward
 
     @property
     def clipped_reward(self) -> float:
+        """The total clipped below at -1, what a trainer is given."""
         return NO_SUBMISSION_REWARD if self.record is None else self.record.clipped_reward
 
     def fields(self) -> dict[str, Any]:
@@ -72,4 +75,6 @@ class EpisodeScore(Sealed):
 
 
 def episode_score(task: Task, raw: str | bytes | dict[str, Any] | None) -> EpisodeScore:
+    """The episode's score from its raw answer (None: no submission), as every entry
+    point records it."""
     return EpisodeScore(score_answer(task, raw))

@@ -43,6 +43,9 @@ SCALE_FLOOR = 1e-6
 
 @dataclass(frozen=True)
 class EstimandScore:
+    """One estimand's loss, term by term, and the reward it gives; `width_ratio` is the
+    interval's width over the anchor r."""
+
     interval_loss: float
     abs_error: float
     narrow_penalty: float
@@ -80,10 +83,13 @@ class ScoreRecord(Sealed):
 
     @property
     def validity(self) -> float | None:
+        """The adjustment set's validity, where the family scores one (adjustment); else None."""
         return self.components.get("validity")
 
     @property
     def brier_skill(self) -> float | None:
+        """The effect probability's Brier skill, where the family scores one
+        (null_detect, obs_vs_rct); else None."""
         return self.components.get("brier_skill")
 
     def as_dict(self) -> dict[str, object]:
@@ -102,6 +108,9 @@ def estimand_score(
     scale: float,
     alpha: float = INTERVAL_SCORE_ALPHA,
 ) -> EstimandScore:
+    """One interval scored against its truth: the interval score at level `alpha`, the
+    absolute error and the penalty for width below `reference_width`, over `scale` (the
+    module's docstring says why)."""
     width = upper - lower
     miss = 2.0 / alpha  # MISS_PENALTY at the default level
     interval_loss = width + miss * max(0.0, lower - truth) + miss * max(0.0, truth - upper)

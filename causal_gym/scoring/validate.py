@@ -57,6 +57,7 @@ def _pydantic_errors(exc: ValidationError) -> list[str]:
 
 
 def bounds_error(lower: float, upper: float) -> str:
+    """The message an agent is shown for an interval whose lower end is above its upper end."""
     return f"ci_lower ({float(lower)!r}) must be <= ci_upper ({float(upper)!r})"
 
 

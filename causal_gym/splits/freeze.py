@@ -20,6 +20,8 @@ Tick = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Mismatch:
+    """One field of a manifest entry that the generator no longer reproduces."""
+
     task_id: str
     field: str
     expected: object
@@ -62,6 +64,9 @@ def verify_entries(
     key: DerivationKey,
     tick: Tick | None = None,
 ) -> list[Mismatch]:
+    """Rebuild each entry's task at its frozen row count and list every field that
+    differs; GeneratorVersionError or ManifestKeyError first when this generator or this
+    key cannot reproduce the split at all."""
     own = generator_version(manifest.split)
     if manifest.generator_version != own:
         raise GeneratorVersionError(

@@ -24,6 +24,9 @@ from causal_gym.task_id import SPLITS, Family, Namespace, TaskId
 
 
 class ManifestEntry(BaseModel):
+    """One frozen task: its id, family and tier, its staged row count, the sha256 of
+    every staged file and the attempts its generation took."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     task_id: str
@@ -42,6 +45,9 @@ class ManifestEntry(BaseModel):
 
 
 class Manifest(BaseModel):
+    """A frozen split as committed: the generator version and key fingerprint that froze
+    it, its count per family and every task's entry."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     split: Namespace
@@ -57,6 +63,7 @@ class Manifest(BaseModel):
         return self
 
     def entry(self, task_id: str) -> ManifestEntry | None:
+        """The entry of a task id, or None when the split does not hold it."""
         return self._index().get(task_id)
 
     def _index(self) -> dict[str, ManifestEntry]:
@@ -64,6 +71,7 @@ class Manifest(BaseModel):
 
 
 def manifest_path(split: str) -> Path:
+    """Where a split's committed manifest is, inside the installed package."""
     return Path(str(resources.files("causal_gym").joinpath("manifests", f"{split}.json")))
 
 
@@ -74,6 +82,7 @@ def split_ids(split: str) -> list[str]:
 
 
 def check_split(split: str) -> str:
+    """The split's name back; TaskIdError naming the accepted splits otherwise."""
     if split not in SPLITS:
         raise TaskIdError(f"unknown split {split!r}: accepted splits are {', '.join(SPLITS)}")
     return split
@@ -81,6 +90,7 @@ def check_split(split: str) -> str:
 
 @cache
 def load_manifest(split: str) -> Manifest:
+    """A frozen split's committed manifest, read and validated once per process."""
     check_split(split)
     return Manifest.model_validate_json(manifest_path(split).read_bytes())
 

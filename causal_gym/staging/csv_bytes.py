@@ -1,7 +1,7 @@
-"""data.csv bytes with a fixed float format, so the same task is the same bytes.
+r"""data.csv bytes with a fixed float format, so the same task is the same bytes.
 
 Each continuous column is written with a fixed number of decimals (chosen from the
-column's spread), blanks are empty cells, lines end in `\\n`. Values never contain
+column's spread), blanks are empty cells, lines end in `\n`. Values never contain
 commas or quotes, which this module checks rather than quoting.
 
 The bytes are exactly Python's `f"{value:.{decimals}f}"` for every value (correctly

@@ -170,7 +170,7 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
 
 
 def _modifier(node: Node, theme: Theme, taken: set[str], rng: np.random.Generator) -> ColumnSpec:
-    """cate's declared modifier, from the theme's five-level pool."""
+    """The cate family's declared modifier, from the theme's five-level pool."""
     fits = tuple(c for c in theme.modifier if c["name"] not in taken)
     return _categorical(node, _take(fits, 1, rng)[0], rng)
 

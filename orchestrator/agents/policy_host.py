@@ -67,6 +67,8 @@ def _turn_json(turn: AgentTurn) -> dict[str, Any]:
 
 
 def serve(stdin: Any, stdout: Any) -> None:
+    """Answer the runner's requests, one JSON line each way, until stdin ends; whatever
+    the user's class raises is a reply, never a crash of this process."""
     policy: Policy | None = None
 
     def reply(payload: dict[str, Any]) -> None:

@@ -64,8 +64,8 @@ HIDDEN_ROOTS = (Path("/root"), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 
 
 def _reachable(paths: list[Path], hidden: tuple[Path, ...] = HIDDEN_ROOTS) -> list[str]:
-    """bwrap arguments that cover each of `hidden` with an empty 0755 tmpfs, and let the
-    policy reach `paths` read-only even when they lie under a hidden root or an
+    """The bwrap arguments that cover each of `hidden` with an empty 0755 tmpfs, and
+    let the policy reach `paths` read-only even when they lie under a hidden root or an
     ancestor closed to its uid (a checkout under `mktemp -d`, mode 0700): that ancestor
     is covered too, open directories are made down to each path, and the path is bound
     back inside. Nothing else under a covered directory becomes visible."""
@@ -98,7 +98,7 @@ def _reachable(paths: list[Path], hidden: tuple[Path, ...] = HIDDEN_ROOTS) -> li
 
 
 def _launcher() -> list[str]:
-    """bubblewrap with the host's filesystem but a pid namespace of its own (the
+    """The bubblewrap command: the host's filesystem but a pid namespace of its own (the
     runner's /proc is out of sight) and private scratch places (HIDDEN_ROOTS) except
     the interpreter and this project; as root, the policy also drops to an unprivileged
     uid of its own, so run folders (0700) and the runner's memory are closed to it."""

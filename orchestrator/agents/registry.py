@@ -22,6 +22,9 @@ from orchestrator.errors import AgentSpecError
 
 @dataclass(frozen=True)
 class AgentEntry:
+    """One agent's registration: the name an `--agent` value matches, the line `--help`
+    shows, and the entry point of the factory that makes its policy."""
+
     #: The exact name, or for a parametrized agent its prefix ("simulated:").
     name: str
     description: str
@@ -50,6 +53,7 @@ def register_agent(entry: AgentEntry) -> AgentEntry:
 
 
 def entries() -> tuple[AgentEntry, ...]:
+    """Every registered agent, in registry order (their factories stay unloaded)."""
     return AGENTS.values()
 
 

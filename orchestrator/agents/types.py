@@ -19,6 +19,9 @@ MAX_TURN_RETRIES = 1_000
 
 
 class EpisodeStatus(StrEnum):
+    """How an episode ended; with `transient` and `timeout_cause` it decides whether a
+    run retries the attempt (docs/pages/runs.md)."""
+
     SUBMITTED = "submitted"
     NO_SUBMISSION = "no_submission"
     TIMEOUT = "timeout"
@@ -28,6 +31,9 @@ class EpisodeStatus(StrEnum):
 
 
 class EpisodeConfig(BaseModel):
+    """An episode's budgets (turns, wall clock, per-tool deadline, tool output) and
+    whether its result keeps the raw completions."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_turns: int = Field(30, ge=1, le=1000)
@@ -114,6 +120,8 @@ class EpisodeResult(EpisodeStats):
 
 @dataclass(frozen=True)
 class ToolCall:
+    """One tool call as the model wrote it; the tools check its arguments, not the policy."""
+
     id: str
     name: str
     arguments: str  # raw JSON text, exactly as the model produced it
@@ -121,6 +129,9 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class AgentTurn:
+    """One reply of a policy: its text, its tool calls, what it reports of its usage and
+    retries, and the raw response (kept when record_completions asks)."""
+
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: dict[str, Any] | None = None

@@ -167,7 +167,7 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
 
 
 def require_inspect_or_fail() -> None:
-    """inspect logs need the `inspect` extra: say so before any work (exit 2)."""
+    """An inspect log needs the `inspect` extra: say so before any work (exit 2)."""
     from orchestrator.errors import InspectLogError
     from orchestrator.export.inspect_log import require_inspect
 

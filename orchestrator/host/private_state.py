@@ -64,8 +64,10 @@ def _safe_ancestor(path: str, info: os.stat_result, uid: int) -> None:
 
 def check_private(path: str, info: os.stat_result, uid: int | None = None) -> None:
     """A folder of ours: a real directory (not a link), owned by the caller, writable by
-    nobody else. (A folder of ours with read bits for others is tightened by the
-    caller; one others could write to may hold what they planted.)"""
+    nobody else.
+
+    (A folder of ours with read bits for others is tightened by the caller; one others
+    could write to may hold what they planted.)"""
     uid = os.geteuid() if uid is None else uid
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise StateFolderError(f"{path} is not a directory (a symlink?): refused")

@@ -21,6 +21,9 @@ from orchestrator.integrations.sources import TaskSource
 
 
 class GroupBoard:
+    """The open groups of one source and group size: the claims under one name share a
+    task, each under a handle of its own."""
+
     def __init__(
         self, source: TaskSource, size: int, families: tuple[str, ...] | None = None
     ) -> None:
@@ -68,6 +71,7 @@ class BoardRegistry:
         self._lock = threading.Lock()
 
     def get(self, settings: AdapterSettings, size: int) -> GroupBoard:
+        """The board of these settings and group size, made (with its source) on first use."""
         name = (settings.model_dump_json(), size)
         with self._lock:
             if name not in self._boards:

@@ -33,6 +33,9 @@ from orchestrator.stream.types import StreamScore
 
 @dataclass(frozen=True)
 class SessionSettings:
+    """The sandbox a session's tools run in and their budgets; the defaults are the
+    project's agents' own."""
+
     sandbox: str = "local"
     image: str | None = None
     tool_timeout_s: float = 120.0
@@ -81,6 +84,7 @@ class TaskSession:
 
     @property
     def done(self) -> bool:
+        """Whether a valid submission was scored, which ends the episode."""
         return self.score is not None
 
     def call(self, name: str, arguments: str | dict[str, Any]) -> str:
@@ -119,9 +123,11 @@ class TaskSession:
 
     @property
     def raw_reward(self) -> float:
+        """The scorer's unclipped reward, for the logs; -1 without a valid submission."""
         return self.score.reward if self.score is not None else NO_SUBMISSION_REWARD
 
     def close(self) -> None:
+        """Remove the sandbox (the score stays); `start()` takes the next task."""
         if self.sandbox is not None:
             self.sandbox.close()
             self.sandbox = None

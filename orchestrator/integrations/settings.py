@@ -24,6 +24,8 @@ from orchestrator.integrations.sources import (
 
 
 class AdapterSettings(BaseModel):
+    """An adapter's settings as its trainer's config gives them; a misspelt key is refused."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     stream_url: str | None = None
@@ -37,6 +39,9 @@ class AdapterSettings(BaseModel):
     group_size: int = Field(1, ge=1, le=1024)
 
     def source(self) -> TaskSource:
+        """The source these settings name: a stream with its consumer token, or with
+        neither a LocalSource; IntegrationError for a token without a stream or a stream
+        without a token."""
         if self.stream_url is None:
             if self.token or self.token_file:
                 raise IntegrationError("a token needs stream_url: the stream it is for")

@@ -43,6 +43,9 @@ ENV_ID = "causal_gym"
 
 
 class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any here
+    """One trajectory's env: the task claimed for its group, a sandbox holding the
+    task's files, and the three tools."""
+
     def __init__(self, env_config: Any = None, extras: dict[str, Any] | None = None) -> None:
         super().__init__()
         settings = adapter_settings(env_config)
@@ -57,6 +60,9 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         self.session = TaskSession(self.source, SessionSettings(sandbox=settings.sandbox))
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
+        """Claim the task of this env's group and stage it in a sandbox; the
+        conversation starts with the system prompt listing the tools and the task's user
+        turn, not with SkyRL's prompt."""
         group = self.slot if self.slot is not None else uuid.uuid4().hex
         task = self.session.start(*self.board.claim(group))
         system, user = self.session.messages
@@ -64,6 +70,9 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         return [system, user], {"family": task.family.value, "n_rows": task.n_rows}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
+        """Run the completion's tool calls: the tools' output and reward 0 while the
+        episode goes on, the clipped reward and the metrics when a valid submission or
+        the last turn ends it."""
         self.turns += 1
         outputs = self.session.call_text(action)
         done = self.session.done or self.turns >= self.max_turns
@@ -92,6 +101,7 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         }
 
     def get_metrics(self) -> dict[str, Any]:
+        """The finished episode's numbers for SkyRL to average (all but the family, a string)."""
         return {k: v for k, v in self._metrics().items() if k != "family"}
 
     def close(self) -> None:

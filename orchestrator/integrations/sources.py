@@ -29,15 +29,22 @@ DEFAULT_FAMILIES: tuple[str, ...] = default_families()
 
 
 class TaskSource(Protocol):
-    def next_task(self) -> TaskWire: ...
+    """What an adapter needs of a source: public tasks under single-use handles, each
+    handle scored once."""
+
+    def next_task(self) -> TaskWire:
+        """The next task, under a handle of its own."""
 
     def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
         """One task under `size` handles, each scored once (GRPO's group)."""
         ...
 
-    def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore: ...
+    def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        """Score a submission for a handle, once; a StreamError (not_found) for a handle
+        already scored, expired or never issued."""
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Let go of the source (a stream's connection, a local source's kept truths)."""
 
 
 class StreamSource:
@@ -52,14 +59,17 @@ class StreamSource:
 
     @classmethod
     def from_token_file(cls, url: str, token_file: str | Path, **options: Any) -> StreamSource:
+        """A source on the stream at `url`, with the consumer token kept in `token_file`."""
         return cls(url, Path(token_file).read_text().strip(), **options)
 
     def next_task(self) -> TaskWire:
+        """The next task, pulled from the stream `batch` at a time."""
         if not self._ready:
             self._ready = self.client.pull_tasks(self.batch)[::-1]
         return self._ready.pop()
 
     def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
+        """One task under `size` handles, pulled from the stream as a group."""
         if size == 1:
             task = self.next_task()
             return task, (task.handle,)
@@ -67,9 +77,11 @@ class StreamSource:
         return group.task, group.handles
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        """The stream's score of the submission under `handle` (StreamClient.score)."""
         return self.client.score(handle, submission)
 
     def close(self) -> None:
+        """Close the connection to the stream."""
         self.client.close()
 
 
@@ -100,15 +112,19 @@ class LocalSource:
         return self._supply.export_key(path)
 
     def next_task(self) -> TaskWire:
+        """A fresh train task from the supply worker in this process."""
         made = self._supply.make()
         return TaskWire.model_validate(json.loads(made.line))
 
     def next_group(self, size: int) -> tuple[TaskWire, tuple[str, ...]]:
+        """A fresh task under `size` handles, each scored once against the same kept truth."""
         task = self.next_task()
         return task, (task.handle, *self._supply.extend(task.handle, size - 1))
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        """Score a submission for a handle, once, against the truth this process kept."""
         return self._supply.score(handle, submission)
 
     def close(self) -> None:
+        """Forget every kept truth: no handle can be scored after."""
         self._supply.forget_all()

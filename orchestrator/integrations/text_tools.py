@@ -1,12 +1,12 @@
 """Tool calls written as text, for trainers whose environments see the model's raw
-completion (SkyRL's text-in, text-out envs): the Hermes/ChatML convention that
-SmolLM2, Qwen and most open chat templates use,
+completion (SkyRL's text-in, text-out envs), and the system prompt that tells a model
+how to write them, listing the tools as JSON schemas.
+
+The convention is Hermes/ChatML's, which SmolLM2, Qwen and most open chat templates use:
 
     <tool_call>
     {"name": "bash", "arguments": {"command": "head data.csv"}}
     </tool_call>
-
-and the system prompt that tells a model so, listing the tools as JSON schemas.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ MAX_CALLS = 8
 
 @dataclass(frozen=True)
 class TextCall:
+    """One <tool_call> block read from a completion: a name and JSON arguments to run,
+    or the error the agent is shown instead."""
+
     name: str
     arguments: str  # JSON text, as the tools take it
     error: str | None = None  # why the call could not be read (then it is not run)
@@ -81,6 +84,7 @@ def system_prompt_with_tools(tools: list[dict[str, Any]]) -> str:
 
 
 def tool_response(content: str) -> str:
+    """One tool's output as the model reads it back, in <tool_response> tags."""
     return f"<tool_response>\n{content}\n</tool_response>"
 
 

@@ -53,6 +53,9 @@ class CausalGymEnvironment:
         self._scored = False
 
     def reset(self, **row: Any) -> str:
+        """Claim the task of the row's `task_slot` (one per group of rollouts) and stage
+        it in a fresh sandbox; returns the task's prompt, which fills the row's empty
+        user turn."""
         task, handle = self._board.claim(int(row.get("task_slot", 0)))
         self._session.start(task, handle)
         self._scored = False
@@ -169,6 +172,9 @@ class CausalGymTRL:
 
     @property
     def environment_factory(self) -> Callable[[], CausalGymEnvironment]:
+        """What makes one environment per rollout, each claiming from this spec's board
+        and logging to `log`."""
+
         def make() -> CausalGymEnvironment:
             environment = CausalGymEnvironment(self.board, self.settings, self.log)
             self.environments.append(environment)
@@ -182,6 +188,7 @@ class CausalGymTRL:
         return []
 
     def close(self) -> None:
+        """Close every environment's sandbox, then the source."""
         for environment in self.environments:
             environment._close()
         self.source.close()

@@ -67,6 +67,9 @@ SPLITS = ("train", "validation")
 
 
 class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase is Any here
+    """The agent loop verl makes per trajectory; the YAML's own keys are its settings,
+    and a misspelt key or a batch that would split a group across workers is refused."""
+
     def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
         # verl's own arguments go to AgentLoopBase; every other key is the YAML's, and
         # a misspelt one is refused (AgentLoopBase would swallow it)
@@ -92,6 +95,8 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
         self._tokenizer: Any = self.tokenizer  # a transformers tokenizer (typed as its factory)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        """One trajectory: the task of the row's `uid` group, played in a sandbox
+        against verl's rollout server; returns its tokens, masks and reward."""
         split = str((kwargs.get("extra_info") or {}).get("split", "train"))
         if split not in SPLITS:
             raise IntegrationError(f"extra_info.split is {split!r}: accepted are {SPLITS}")

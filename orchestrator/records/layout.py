@@ -1,4 +1,4 @@
-"""The run folder's layout: the files it holds, the run's identity (run.json), and
+r"""The run folder's layout: the files it holds, the run's identity (run.json), and
 the checks before a new or resumed run writes to it.
 
     run.json          the run's identity (config, key fingerprint, task ids) and its MAC;
@@ -10,7 +10,7 @@ the checks before a new or resumed run writes to it.
     results.rejected.jsonl  lines --resume refused, with the reason (read_back.py)
     transcripts.jsonl the conversation of each attempt (head only, like results.jsonl)
     placement.json    which node each actor landed on (run/session.py)
-    summary.json      redacted aggregates      \\
+    summary.json      redacted aggregates      \
     report.md         the baseline table      |  meant to be shared (summary.py,
     *.png             plots                    /   report.py)
 

@@ -1,4 +1,4 @@
-"""Results only this head's recorder can have written: a MAC on every line and on
+r"""Results only this head's recorder can have written: a MAC on every line and on
 run.json, under a key no copy of the run folder holds.
 
 A results.jsonl line decides what a report says and what `--resume` skips, and a file
@@ -6,7 +6,7 @@ is easy to edit, copy or splice. So every line carries HMAC-SHA256 of its other 
 (the MAC of the line before it among them: chain.py) under the run's key, and
 run.json carries one under the same key. The run's key is derived, never stored:
 
-    run key = HMAC-SHA256(head secret, "causal-gym run key\\0" + run id)
+    run key = HMAC-SHA256(head secret, "causal-gym run key\0" + run id)
 
 where the head secret is 32 random bytes made once per user in the private state
 folder (private_state.py: `records.secret`, 0600), outside every run folder. A folder

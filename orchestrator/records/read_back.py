@@ -63,12 +63,12 @@ class ReadBack:
     broken: str = ""
 
     def finished(self) -> dict[str, int]:
-        """task id -> attempts recorded, for the tasks that have their final record."""
+        """Attempts recorded per task id, for the tasks that have their final record."""
         attempts = self.attempts()
         return {r.task_id: attempts[r.task_id] for r in self.records if r.final}
 
     def attempts(self) -> dict[str, int]:
-        """task id -> attempts recorded so far (the next attempt's number)."""
+        """Attempts recorded so far per task id (each the next attempt's number)."""
         counts: dict[str, int] = {}
         for record in self.records:
             counts[record.task_id] = record.attempt + 1

@@ -51,6 +51,9 @@ class SandboxLimits:
 
 @dataclass(frozen=True)
 class ExecResult:
+    """What one exec returns to the episode loop: the exit code, the captured (capped)
+    output, and whether a deadline or a limit cut it short."""
+
     exit_code: int | None  # None when the command was killed at its deadline
     stdout: str
     stderr: str
@@ -63,6 +66,7 @@ class ExecResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the command exited 0 within its deadline."""
         return self.exit_code == 0 and not self.timed_out
 
 
@@ -95,14 +99,18 @@ class CappedReader:
             pass
 
     def feed(self, chunk: bytes) -> None:
+        """Keep the part of a chunk that fits under the cap, and count the rest."""
         room = self.cap - len(self.kept)
         self.kept += chunk[: max(room, 0)]
         self.dropped += max(len(chunk) - max(room, 0), 0)
 
     def join(self, timeout: float) -> None:
+        """Wait at most `timeout` seconds for the pipe to be drained; after that the
+        text is what was read so far."""
         self._thread.join(timeout)
 
     def text(self) -> str:
+        """The kept bytes as text (invalid UTF-8 replaced, never an error)."""
         return self.kept.decode("utf-8", errors="replace")
 
 

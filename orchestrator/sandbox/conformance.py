@@ -41,6 +41,8 @@ def _expect(ok: bool, what: str) -> None:
 
 
 def no_network(box: Sandbox, secret: str) -> None:
+    """No network: from inside, nothing reaches a listener on this host's addresses and
+    no name resolves."""
     with HostListener() as listener:
         targets = listener.targets()
         control = probe_from_host(targets)
@@ -56,6 +58,8 @@ def no_network(box: Sandbox, secret: str) -> None:
 
 
 def no_generator_and_no_key(box: Sandbox, secret: str) -> None:
+    """No generator and no key: causal_gym, ray, verifiers and orchestrator do not
+    import, and the host's key is in no process's environment."""
     for module in ("causal_gym", "ray", "verifiers", "orchestrator"):
         imported = box.exec(f"python -c 'import {module}'", 30)
         _expect(imported.exit_code != 0, f"{module} imports inside the sandbox")
@@ -64,6 +68,8 @@ def no_generator_and_no_key(box: Sandbox, secret: str) -> None:
 
 
 def no_host_paths(box: Sandbox, secret: str) -> None:
+    """No host path readable: neither a fresh file in the host's home nor root's files,
+    and the key not through /proc either."""
     marker = Path.home() / f".causal-gym-marker-{uuid.uuid4().hex[:8]}"
     marker.write_text("host secret\n")
     try:
@@ -79,6 +85,8 @@ def no_host_paths(box: Sandbox, secret: str) -> None:
 
 
 def analyst_toolchain(box: Sandbox, secret: str) -> None:
+    """The analyst toolchain present: pandas, statsmodels and scikit-learn fit an OLS on
+    the staged data.csv."""
     script = (
         "import pandas as pd, statsmodels.api as sm, sklearn; "
         "d = pd.read_csv('data.csv').select_dtypes('number').dropna(); "
@@ -90,6 +98,8 @@ def analyst_toolchain(box: Sandbox, secret: str) -> None:
 
 
 def workspace_files(box: Sandbox, secret: str) -> None:
+    """Workspace files that reach the host and host files that reach the workspace,
+    never through a link or a path out of it."""
     result = box.exec("mkdir -p out && echo '{\"estimate\": 1.5}' > out/answer.json", 30)
     _expect(result.ok, "cannot write in /workspace")
     _expect(box.read_file("out/answer.json") == b'{"estimate": 1.5}\n', "a file did not reach")
@@ -106,6 +116,7 @@ def workspace_files(box: Sandbox, secret: str) -> None:
 
 
 def only_workspace_writable(box: Sandbox, secret: str) -> None:
+    """Only /workspace writable: /usr, /opt and /etc are not."""
     box.exec("touch /usr/owned /opt/owned /etc/owned 2>/dev/null; echo ok > /workspace/w", 30)
     listed = box.exec("ls /usr /opt /etc", 30).stdout
     _expect("owned" not in listed, "a path outside /workspace is writable")
@@ -113,6 +124,8 @@ def only_workspace_writable(box: Sandbox, secret: str) -> None:
 
 
 def no_privileges(box: Sandbox, secret: str) -> None:
+    """No root and no capabilities: another uid, empty effective and permitted sets, and
+    no_new_privs."""
     status = box.exec("id -u; grep -E '^(CapEff|CapPrm|NoNewPrivs):' /proc/self/status", 30)
     uid, *caps = status.stdout.splitlines()
     _expect(int(uid) != 0, "commands run as root")
@@ -122,6 +135,8 @@ def no_privileges(box: Sandbox, secret: str) -> None:
 
 
 def fork_bomb(box: Sandbox, secret: str) -> None:
+    """A fork bomb contained: the exec ends near its deadline, the sandbox lives on, and
+    no bomb process outlives the exec."""
     started = time.monotonic()
     result = box.exec("bomb() { bomb | bomb & }; bomb; sleep 2", 15)
     _expect(time.monotonic() - started < 20 and result.duration_s < 20, "the bomb held the exec")
@@ -132,12 +147,15 @@ def fork_bomb(box: Sandbox, secret: str) -> None:
 
 
 def memory_hog(box: Sandbox, secret: str) -> None:
+    """A memory hog contained: 6 GiB cannot be had under a 1 GiB limit, and the sandbox
+    survives the try."""
     result = box.exec("python -c 'x = bytearray(6 * 1024 ** 3); print(len(x))'", 60)
     _expect("6442450944" not in result.stdout, "6 GiB were allocated under a 1 GiB limit")
     _expect(box.exec("echo alive", 30).stdout == "alive\n", "the sandbox died of a memory hog")
 
 
 def process_limit(box: Sandbox, secret: str) -> None:
+    """A process flood contained: 400 children are refused (EAGAIN) before the pids limit."""
     spawn = (
         "import subprocess\nchildren = []\ntry:\n    for _ in range(400):\n"
         "        children.append(subprocess.Popen(['sleep', '30']))\n"
@@ -150,6 +168,7 @@ def process_limit(box: Sandbox, secret: str) -> None:
 
 
 def deadline(box: Sandbox, secret: str) -> None:
+    """Every process gone at an exec's deadline, those in the background included."""
     tag = f"{uuid.uuid4().int % 10**6 + 10**6}"
     started = time.monotonic()
     result = box.exec(f"sleep {tag} & sleep {tag}", 3)

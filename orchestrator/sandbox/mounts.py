@@ -55,7 +55,7 @@ def unmount(path: Path) -> bool:
 
 
 def _unescape(field: str) -> str:
-    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    """The kernel's mountinfo writes space, tab, newline and backslash as octal escapes."""
     for code in ("\\040", "\\011", "\\012", "\\134"):
         field = field.replace(code, chr(int(code[1:], 8)))
     return field

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Backend:
+    """One backend's registration: its name, the line `--help` shows, and the entry
+    points that make, set up and reap its sandboxes."""
+
     name: str
     description: str
     #: (limits, image, run_id) -> a closed Sandbox.
@@ -54,6 +57,8 @@ def register_backend(backend: Backend) -> Backend:
 
 
 def backend_names() -> tuple[str, ...]:
+    """Every registered backend's name, the built-in ones first; listing them loads no
+    backend."""
     return SANDBOXES.names()
 
 

@@ -132,6 +132,8 @@ class StreamClient(_Base):
             yield _task_line(line)
 
     def pull_tasks(self, n: int) -> list[TaskWire]:
+        """`n` tasks, each under a single-use handle, once all have come; a pull whose
+        handles would pass a cap is refused whole (too_many)."""
         return list(self.iter_tasks(n))
 
     def iter_groups(self, n: int, group: int) -> Iterator[TaskGroup]:
@@ -140,22 +142,32 @@ class StreamClient(_Base):
             yield _group_line(line)
 
     def pull_groups(self, n: int, group: int) -> list[TaskGroup]:
+        """`n` tasks, each under `group` handles, once all have come."""
         return list(self.iter_groups(n, group))
 
     def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        """The score of `submission` (a dict, or the agent's raw JSON text) under
+        `handle`, once: an invalid answer scores -1 with its errors; a handle already
+        scored, expired or not this consumer's is a StreamError (not_found)."""
         body = {"handle": handle, "submission": submission}
         return StreamScore.model_validate(self._post("/v1/tasks/score", body))
 
     def pull_episodes(
         self, n: int, min_policy_version: int = 0, timeout_s: float = 0.0
     ) -> list[Rollout]:
+        """Up to `n` scored rollouts of episode mode, none older than
+        `min_policy_version`, waiting at most `timeout_s` for one; a StreamError when
+        the operator has not configured episode mode."""
         body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
         return [Rollout.model_validate(r) for r in self._post("/v1/episodes/pull", body)]
 
     def me(self) -> ConsumerCounters:
+        """This consumer's own counters and limits."""
         return ConsumerCounters.model_validate(self._post("/v1/me", method="GET"))
 
     def close(self) -> None:
+        """Close the connection; handles not yet scored stay this consumer's until they
+        expire."""
         self._http.close()
 
     def __enter__(self) -> StreamClient:
@@ -195,33 +207,43 @@ class AsyncStreamClient(_Base):
             raise _unreachable(self.url, exc) from exc
 
     async def iter_tasks(self, n: int) -> AsyncIterator[TaskWire]:
+        """Tasks one by one, each as soon as the service sends it."""
         async for line in self._pull_lines({"n": n}):
             yield _task_line(line)
 
     async def pull_tasks(self, n: int) -> list[TaskWire]:
+        """`n` tasks once all have come (as StreamClient.pull_tasks)."""
         return [task async for task in self.iter_tasks(n)]
 
     async def iter_groups(self, n: int, group: int) -> AsyncIterator[TaskGroup]:
+        """`n` tasks under `group` handles each, every one as soon as the service sends it."""
         async for line in self._pull_lines({"n": n, "group": group}):
             yield _group_line(line)
 
     async def pull_groups(self, n: int, group: int) -> list[TaskGroup]:
+        """`n` tasks, each under `group` handles, once all have come."""
         return [g async for g in self.iter_groups(n, group)]
 
     async def score(self, handle: str, submission: str | dict[str, Any]) -> StreamScore:
+        """The score of `submission` under `handle`, once (as StreamClient.score)."""
         body = {"handle": handle, "submission": submission}
         return StreamScore.model_validate(await self._post("/v1/tasks/score", body))
 
     async def pull_episodes(
         self, n: int, min_policy_version: int = 0, timeout_s: float = 0.0
     ) -> list[Rollout]:
+        """Up to `n` scored rollouts, as StreamClient.pull_episodes, with the event loop
+        free while it waits."""
         body = {"n": n, "min_policy_version": min_policy_version, "timeout_s": timeout_s}
         return [Rollout.model_validate(r) for r in await self._post("/v1/episodes/pull", body)]
 
     async def me(self) -> ConsumerCounters:
+        """This consumer's own counters and limits."""
         return ConsumerCounters.model_validate(await self._post("/v1/me", method="GET"))
 
     async def aclose(self) -> None:
+        """Close the connection; handles not yet scored stay this consumer's until they
+        expire."""
         await self._http.aclose()
 
     async def __aenter__(self) -> AsyncStreamClient:
@@ -235,6 +257,7 @@ class StreamOperator(StreamClient):
     """The operator's side of a stream (the operator token's routes)."""
 
     def status(self) -> StreamStats:
+        """The whole stream's counters and every consumer's."""
         return StreamStats.model_validate(self._post("/v1/operator/status", method="GET"))
 
     def mint(self, name: str, max_outstanding: int | None = None) -> str:
@@ -245,13 +268,19 @@ class StreamOperator(StreamClient):
         return Minted.model_validate(self._post("/v1/operator/tokens", body)).token
 
     def revoke(self, name: str) -> None:
+        """Revoke a consumer's token: its next request is a 401, its pulls under way end
+        and its handles are forgotten; not_found for a name never minted."""
         self._post(f"/v1/operator/tokens/{name}", method="DELETE")
 
     def export_key(self, path: str) -> str:
+        """Have the stream write its key to a new 0600 file at an absolute path on the
+        head; returns the key's fingerprint (conflict when the file exists)."""
         reply = self._post("/v1/operator/export-key", {"path": path})
         return Exported.model_validate(reply).key_fingerprint
 
     def configure(self, settings: BaseModel | dict[str, Any]) -> int:
+        """Configure episode mode (EpisodeSettings, or its JSON as a dict); returns the
+        bound on episodes in flight plus buffered."""
         body = settings.model_dump(mode="json") if isinstance(settings, BaseModel) else settings
         return int(self._post("/v1/operator/episodes", body)["bound"])
 
@@ -260,4 +289,5 @@ class StreamOperator(StreamClient):
         self._post("/v1/operator/episodes/policy-version", {"version": version})
 
     def stop(self) -> None:
+        """Stop the stream: its key and the truths of unscored handles are gone for good."""
         self._post("/v1/operator/stop")

@@ -56,6 +56,7 @@ class Made:
 
     @property
     def handles(self) -> tuple[str, ...]:
+        """Every handle the task goes out under, its own first."""
         return (self.handle, *self.more)
 
 
@@ -64,6 +65,7 @@ class _Wire(BaseModel):
 
 
 def score_components(fields: dict[str, Any]) -> dict[str, Any]:
+    """The COMPONENTS a score's fields hold (None ones left out), to send beside the reward."""
     return {name: fields[name] for name in COMPONENTS if fields.get(name) is not None}
 
 
@@ -120,6 +122,8 @@ class Rollout(EpisodeStats):
 # --- requests -----------------------------------------------------------------------
 # Numbers are strict (StrictInt, StrictFloat): JSON's "1" and true are not numbers.
 class PullTasks(_Wire):
+    """POST /v1/tasks/pull: how many tasks, and how many handles each."""
+
     n: StrictInt = Field(ge=1, le=MAX_PULL)
     #: Handles per task (n x group at most MAX_PULL): a trainer that samples several
     #: answers to one task (GRPO's group) scores each under its own handle, once.
@@ -128,22 +132,31 @@ class PullTasks(_Wire):
 
 
 class Score(_Wire):
+    """POST /v1/tasks/score: a handle this consumer was given and its answer, scored once."""
+
     handle: str = Field(min_length=1, max_length=128)
     #: The answer: a JSON object, or the raw JSON text an agent produced.
     submission: dict[str, Any] | str
 
 
 class PullEpisodes(_Wire):
+    """POST /v1/episodes/pull: how many rollouts, the oldest policy version accepted,
+    and how long to wait for one."""
+
     n: StrictInt = Field(ge=1, le=MAX_PULL)
     min_policy_version: StrictInt = Field(0, ge=0)
     timeout_s: StrictFloat = Field(0.0, ge=0, le=600)
 
 
 class PolicyVersion(_Wire):
+    """POST /v1/operator/episodes/policy-version: the version the endpoint now serves."""
+
     version: StrictInt = Field(ge=0)
 
 
 class MintToken(_Wire):
+    """POST /v1/operator/tokens: a new consumer's name and, optionally, its own cap."""
+
     name: str = Field(min_length=1, max_length=64)
     #: This consumer's cap on unscored handles, under the stream's per-consumer cap
     #: (default: that cap).
@@ -151,6 +164,9 @@ class MintToken(_Wire):
 
 
 class ExportKey(_Wire):
+    """POST /v1/operator/export-key: the absolute path on the head of the new file the
+    key goes to."""
+
     path: str = Field(min_length=1, max_length=4096)
 
 
@@ -216,11 +232,15 @@ class StreamStats(_Wire):
 
 
 class Minted(_Wire):
+    """The reply to a mint: the consumer's token, sent this once; the stream keeps only its hash."""
+
     name: str
     token: str
 
 
 class Exported(_Wire):
+    """The reply to a key export: the key's fingerprint and the file it went to."""
+
     key_fingerprint: str
     path: str
 
@@ -242,4 +262,6 @@ class ErrorBody(_Wire):
 
 
 class ErrorReply(_Wire):
+    """The body of every error reply, and the last line of a pull that ends early."""
+
     error: ErrorBody
