@@ -157,7 +157,7 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     if settings.inspect_log:
         require_inspect_or_fail()
     key = run_key(key_file)
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # paths and commands stay whole lines
     summary, folder = execute_or_fail(settings, key, resume, console)
     for line in baseline_table([summary]):
         typer.echo(line)
@@ -239,7 +239,7 @@ def baselines(
             check_agent_loads(run.agent, (key.raw.hex(),))
     except AgentSpecError as exc:
         fail(str(exc))
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)  # paths and commands stay whole lines
     private_folder(folder)
     summaries = []
     for entry, run in zip(settings.agents, runs, strict=True):
