@@ -30,6 +30,7 @@ from causal_gym.errors import FamilyContractError
 from causal_gym.registries import load_entry_point
 
 if TYPE_CHECKING:
+    from causal_gym.designs.candidate import DesignCandidate, DesignRejection
     from causal_gym.plan.task_plan import EffectClass, TaskPlan
     from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.rng_keys.keys import DerivationKey
@@ -102,6 +103,15 @@ class FamilyHooks:
     def assumption_lines(self) -> list[str] | None:
         """The README's identification contract, when it is not the shared backdoor
         contract (None keeps the shared one)."""
+        return None
+
+    # --- a design family's own model ------------------------------------------
+    def design_candidate(
+        self, plan: TaskPlan, streams: TaskStreams
+    ) -> DesignCandidate | DesignRejection | None:
+        """A design family's candidate, drawn from its own model and already staged
+        (designs/candidate.py; the shared step generate/design_task.py finishes it);
+        None for a family built on the shared SCM (every seed family)."""
         return None
 
     # --- drawing and certifying -----------------------------------------------

@@ -83,6 +83,7 @@ class PublicTask:
             "n_rows": self.n_rows,
             "sha256": {name: self.sha256(name) for name in self.staged_files},
             "generation_attempts": self.generation_attempts,
+            **({"subtier": self.subtier} if self.subtier is not None else {}),
         }
 
 
@@ -105,6 +106,9 @@ class HiddenTruth(Sealed):
     roles: Mapping[str, str]
     edges: tuple[tuple[str, str], ...]
     generation_attempts: int
+    #: A design family's hidden difficulty cell (a weak instrument, staggered adoption
+    #: with dynamic effects, a curved conditional mean); None for the seed families.
+    subtier: str | None = None
 
     # The population ATE and its reference analysis: every family asks for it today.
     @property
@@ -162,6 +166,7 @@ class HiddenTruth(Sealed):
             "edges": [list(edge) for edge in self.edges],
             "scale": next(iter(self.estimands.values())).scale,
             "generation_attempts": self.generation_attempts,
+            **({"subtier": self.subtier} if self.subtier is not None else {}),
         }
 
 

@@ -38,8 +38,9 @@ from smollm2_demo import (
     load_tokenizer,
 )
 
+from causal_gym.task_id import EVAL_V1_FAMILIES  # the demos train on the seed's three
 from orchestrator.integrations.sources import LocalSource
-from orchestrator.integrations.trl import TRL_FAMILIES, CausalGymTRL
+from orchestrator.integrations.trl import CausalGymTRL
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -49,7 +50,7 @@ def grpo(sft: Path, out: Path, steps: int, generations: int, lr: float) -> list[
     from trl import GRPOConfig, GRPOTrainer
 
     tok = load_tokenizer(sft)
-    spec = CausalGymTRL(LocalSource(TRL_FAMILIES), num_generations=generations)
+    spec = CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=generations)
     args = GRPOConfig(
         output_dir=str(out / "grpo-trainer"), max_steps=steps,
         per_device_train_batch_size=generations, num_generations=generations,

@@ -27,10 +27,11 @@ from typing import Any
 
 from smollm2_demo import load_model, load_tokenizer, prompt_ids, tools_of
 
+from causal_gym.task_id import EVAL_V1_FAMILIES  # the demos train on the seed's three
 from orchestrator.agents.episode import SYSTEM_PROMPT, initial_messages, run_episode
 from orchestrator.agents.scripted import ReferencePolicy
 from orchestrator.integrations.sources import LocalSource
-from orchestrator.integrations.trl import TRL_FAMILIES, CausalGymEnvironment, CausalGymTRL
+from orchestrator.integrations.trl import CausalGymEnvironment, CausalGymTRL
 from orchestrator.sandbox import make_sandbox
 
 
@@ -45,7 +46,7 @@ def rounded(value: Any) -> Any:
 
 def reference_transcripts(tasks: int) -> list[dict[str, Any]]:
     """The reference agent's episodes on `tasks` fresh train tasks."""
-    source = LocalSource(TRL_FAMILIES)
+    source = LocalSource(EVAL_V1_FAMILIES)
     kept = []
     try:
         for i in range(tasks):
@@ -143,7 +144,7 @@ def main() -> None:
     rewards = [r["clipped_reward"] for r in rows]
     print(f"  {len(rows)} kept, mean clipped reward {statistics.fmean(rewards):.3f}", flush=True)
     tok = load_tokenizer()
-    spec = CausalGymTRL(LocalSource(TRL_FAMILIES), num_generations=1)
+    spec = CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=1)
     env = spec.environment_factory()  # only for its tools' signatures
     examples = [encode(tok, env, r) for r in rows]
     spec.close()

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from causal_gym.task_id import EVAL_V1_FAMILIES  # the demos train on the seed's three
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.integrations.sources import LocalSource
 from orchestrator.integrations.text_tools import parse_tool_calls
 from orchestrator.integrations.trl import (
-    TRL_FAMILIES,
     CausalGymEnvironment,
     CausalGymTRL,
     chatml_tool_template,
@@ -182,7 +182,7 @@ def held_out_sample(models: int) -> CausalGymTRL:
     them, and eval-v1 stays for evaluation proper), each handed out as a group of
     `models` handles, so every evaluated model answers the same tasks, each answer
     scored once."""
-    return CausalGymTRL(LocalSource(TRL_FAMILIES), num_generations=models)
+    return CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=models)
 
 
 def evaluate(

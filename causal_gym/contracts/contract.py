@@ -45,6 +45,9 @@ class FamilyContract(ABC):
     #: `per_level_estimands` and lists a placeholder here.
     estimands: ClassVar[tuple[str, ...]] = ("ate",)
     per_level_estimands: ClassVar[bool] = False
+    #: Each task names one of `estimands` and the answer says which it estimates (the
+    #: design families: contracts/designs.py).
+    task_named_estimand: ClassVar[bool] = False
     staged_files: ClassVar[tuple[str, ...]] = DEFAULT_STAGED_FILES
     #: Named score components beyond the estimand reward (e.g. "validity").
     components: ClassVar[tuple[str, ...]] = ()
@@ -110,5 +113,7 @@ class FamilyContract(ABC):
         if ":" not in getattr(self, "hooks", ""):
             raise FamilyContractError(f"{self.name}: hooks must be 'module:Class'")
         answer = self.submission_model.model_validate(self.placeholder_answer())
+        if self.task_named_estimand:
+            return  # each task answers one of its estimands (DesignContract.check)
         if not self.per_level_estimands and tuple(self.intervals(answer)) != self.estimands:
             raise FamilyContractError(f"{self.name}: intervals() must name {self.estimands}")

@@ -27,6 +27,9 @@ BUILTIN: dict[str, str] = {
     "cate": "causal_gym.families.cate.contract:CONTRACT",
     "mediation": "causal_gym.families.mediation.contract:CONTRACT",
     "obs_vs_rct": "causal_gym.families.obs_vs_rct.contract:CONTRACT",
+    "iv": "causal_gym.families.iv.contract:CONTRACT",
+    "did": "causal_gym.families.did.contract:CONTRACT",
+    "rdd": "causal_gym.families.rdd.contract:CONTRACT",
 }
 
 

@@ -31,7 +31,8 @@ def _within_range(value: float) -> float:
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_within_range)]
 
 
-def _ordered(model: AteSubmission | Interval) -> Any:
+def ordered(model: Any) -> Any:
+    """The model itself when its interval's ends are in order (a validator's body)."""
     if model.ci_lower > model.ci_upper:
         raise ValueError(f"ci_lower ({model.ci_lower!r}) must be <= ci_upper ({model.ci_upper!r})")
     return model
@@ -53,7 +54,7 @@ class AteSubmission(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_ordered(self) -> AteSubmission:
-        return _ordered(self)
+        return ordered(self)
 
 
 class Interval(BaseModel):
@@ -68,7 +69,7 @@ class Interval(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_ordered(self) -> Interval:
-        return _ordered(self)
+        return ordered(self)
 
     def triple(self) -> tuple[float, float, float]:
         """The answer as (estimate, lower, upper), the shape a contract's intervals() returns."""

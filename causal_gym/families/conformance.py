@@ -23,7 +23,7 @@ from causal_gym.contracts.families import contract_of
 from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.errors import FamilyConformanceError
 from causal_gym.generate.build import draw_counts
-from causal_gym.hooks import hooks_of
+from causal_gym.hooks import FamilyHooks, hooks_of
 from causal_gym.make import generate_task
 from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.reference import analyst, answer
@@ -49,7 +49,8 @@ def check_family(name: str, key: DerivationKey | None = None, tasks: int = 3) ->
     key = key or resolve_key(environ={})
     for index in range(tasks):
         _check_task(name, f"train:{name}:{index}", key)
-    _check_role_counts(name)
+    if type(hooks).design_candidate is FamilyHooks.design_candidate:
+        _check_role_counts(name)  # (a design family draws no shared SCM)
 
 
 def _check_declarations(name: str) -> None:
@@ -96,7 +97,13 @@ def _check_task(name: str, task_id: str, key: DerivationKey) -> None:
     )
     names = tuple(task.hidden.estimands)
     _expect(names == public.estimands, f"{task_id}: public and hidden estimands differ")
-    if not contract.per_level_estimands:
+    if contract.task_named_estimand:
+        _expect(
+            len(names) == 1 and names[0] in contract.estimands,
+            f"{task_id}: a design task names one of {contract.estimands}",
+        )
+        _expect(f"\n- Estimand: {names[0]}\n" in readme, f"{task_id}: the Design section's estimand")
+    elif not contract.per_level_estimands:
         _expect(names == contract.estimands, f"{task_id}: estimands are not the declared ones")
     submission = answer.files_answer(dict(public.files))
     checked = validate_submission(public.family, submission, public.columns, public.estimands)

@@ -19,7 +19,9 @@ from types import MappingProxyType
 
 from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.errors import GenerationError
+from causal_gym.designs.candidate import DesignRejection
 from causal_gym.estimand import Estimand
+from causal_gym.generate.design_task import design_task
 from causal_gym.generate.build import build_scm
 from causal_gym.generate.draw import plan_task
 from causal_gym.generate.efficiency import anchor_width, efficiency_bound
@@ -221,6 +223,12 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
     shape = hooks_of(family)
+    designed = shape.design_candidate(plan, streams)
+    if isinstance(designed, DesignRejection):
+        return Rejection(attempt, designed.reasons)
+    if designed is not None:  # a design family: its own model, the shared build step
+        built = design_task(plan, designed, attempt)
+        return built if isinstance(built, Task) else Rejection(attempt, built)
     expert = plan.tier is Tier.EXPERT
     scm, naming = draw_scm(plan, streams)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)

@@ -91,6 +91,21 @@ def _effect_key_errors(raw: dict[str, Any], estimands: Sequence[str] | None) -> 
     return errors
 
 
+def _named_estimand_errors(
+    raw: dict[str, Any], estimands: Sequence[str] | None, known: Sequence[str]
+) -> list[str]:
+    """A design task names one estimand: an answer for another of the family's is
+    refused (a LATE where the task asks for the ATE), never scored against a truth it
+    did not estimate. A name the family does not know is pydantic's error."""
+    named = raw.get("estimand")
+    if not estimands or not isinstance(named, str) or named not in known:
+        return []
+    if named in estimands:
+        return []
+    asked = ", ".join(repr(name) for name in estimands)
+    return [f"estimand: this task asks for {asked} (README.md's Design section), not {named!r}"]
+
+
 def _cross_field_errors(
     raw: dict[str, Any],
     columns: Sequence[str] | None,
@@ -179,10 +194,14 @@ def validate_submission(
         submission = model.model_validate(data)
     except ValidationError as exc:
         errors += _pydantic_errors(exc)
-    per_level = contract_of(family).per_level_estimands
+    contract = contract_of(family)
     errors += [
-        e for e in _cross_field_errors(data, columns, estimands, per_level) if e not in errors
+        e
+        for e in _cross_field_errors(data, columns, estimands, contract.per_level_estimands)
+        if e not in errors
     ]
+    if contract.task_named_estimand:
+        errors += _named_estimand_errors(data, estimands, contract.estimands)
     if errors or submission is None:
         # agent text echoed in an error (a lone surrogate, say) must not break a log line
         return Rejected(tuple(e.encode("utf-8", "backslashreplace").decode() for e in errors))

@@ -30,16 +30,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from causal_gym.task_id import EVAL_V1_FAMILIES
+from causal_gym.contracts.families import contracts
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.errors import IntegrationError
 from orchestrator.integrations.groups import GroupBoard
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.sources import TaskSource
 
-#: The families whose answers submit_answer's typed arguments can express: the seed's
-#: three (estimate and interval, plus an adjustment set or an effect probability).
-TRL_FAMILIES = EVAL_V1_FAMILIES
+#: submit_answer's typed arguments (TRL builds the tool's schema from its signature).
+TOOL_FIELDS = frozenset(
+    ("estimand", "estimate", "ci_lower", "ci_upper", "adjustment_set", "effect_probability")
+)
+
+
+def trl_families() -> tuple[str, ...]:
+    """The registered families whose answers submit_answer's typed arguments can express
+    (every field of the submission model is one of TOOL_FIELDS), in registry order: the
+    seed's ate, adjustment and null_detect, and the design families."""
+    return tuple(
+        c.name for c in contracts() if set(c.submission_model.model_fields) <= TOOL_FIELDS
+    )
+
+
+TRL_FAMILIES = trl_families()
 
 
 class CausalGymEnvironment:
@@ -90,6 +103,7 @@ class CausalGymEnvironment:
         ci_upper: float,
         adjustment_set: list[str] | None = None,
         effect_probability: float | None = None,
+        estimand: str | None = None,
     ) -> str:
         """Submit the final answer, once: the first valid submission ends the episode.
 
@@ -99,6 +113,7 @@ class CausalGymEnvironment:
             ci_upper: The upper end of the 90% interval for it.
             adjustment_set: The columns adjusted for (adjustment tasks only).
             effect_probability: The probability that the effect is real (null_detect only).
+            estimand: The estimand README.md's Design section names (iv, did, rdd only).
 
         Returns:
             Whether the submission was accepted, or what to fix.
@@ -108,6 +123,8 @@ class CausalGymEnvironment:
             answer["adjustment_set"] = adjustment_set
         if effect_probability is not None:
             answer["effect_probability"] = effect_probability
+        if estimand is not None:
+            answer["estimand"] = estimand
         return self._session.call("submit_answer", answer)
 
     def get_reward(self) -> float:

@@ -1,0 +1,1 @@
+"""The `iv` design family (contracts/designs.py): its contract, hooks and model."""

@@ -1,0 +1,1 @@
+"""The `rdd` design family (contracts/designs.py): its contract, hooks and model."""
