@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from causal_gym.contracts.schemas import submission_json_schema
-from causal_gym.errors import GenerationError
 from causal_gym.designs.candidate import DesignRejection
+from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
-from causal_gym.generate.design_task import design_task
 from causal_gym.generate.build import build_scm
+from causal_gym.generate.design_task import design_task
 from causal_gym.generate.draw import plan_task
 from causal_gym.generate.efficiency import anchor_width, efficiency_bound
 from causal_gym.generate.ols_anchor import ols_anchor

@@ -1,0 +1,115 @@
+"""Drawing one iv task's model from the `scm` stream, with the instrument's strength
+set by the tier.
+
+Strength is drawn as a concentration mu^2 (the first-stage F's noncentrality, so the
+clean sample's F is about 1 + mu^2) and turned into the model's parameter: the
+complier share of a binary instrument (model.complier_share), the distance slope of
+a count treatment (its first stage is linear, so exactly). The hooks then certify the
+clean sample's F against the tier's band (F_BANDS) and redraw outside it; the truth
+is never consulted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import norm
+
+from causal_gym.families.iv.model import IvModel, Outcome, complier_share
+from causal_gym.plan.tiers import Tier
+
+#: The first-stage F a tier's clean sample must show (the certificate).
+F_BANDS: dict[Tier, tuple[float, float]] = {
+    Tier.EASY: (50.0, 300.0),
+    Tier.MEDIUM: (15.0, 50.0),
+    Tier.HARD: (4.0, 15.0),
+}
+#: The range sqrt(mu^2) is drawn from, inside each band with room for the F's spread.
+_ROOT_CONCENTRATION: dict[Tier, tuple[float, float]] = {
+    Tier.EASY: (8.5, 15.0),
+    Tier.MEDIUM: (4.6, 6.2),
+    Tier.HARD: (2.4, 3.3),
+}
+#: Covariates per tier.
+COVARIATES: dict[Tier, tuple[int, int]] = {
+    Tier.EASY: (1, 2),
+    Tier.MEDIUM: (2, 3),
+    Tier.HARD: (2, 3),
+}
+#: The share of binary-treatment tasks whose effects vary (estimand "late").
+LATE_SHARE = 0.6
+#: U's share of the treatment index's variance, the covariates' share, U's weight on
+#: the outcome and the outcome's own noise (standardized units): U dominates both, so
+#: the first stage's and the outcome's errors are strongly correlated, which is what
+#: makes a weak instrument's Wald interval fail.
+U_SHARE = (0.45, 0.75)
+X_SHARE = (0.08, 0.25)
+KAPPA = (0.5, 1.0)
+SIGMA = (0.5, 0.9)
+#: The always-takers' baseline shift over the never-takers' (standardized units) and
+#: the compliers' as a fraction of it.
+STRATA = (0.0, 0.0)
+COMPLIER_FRACTION = (0.3, 0.7)
+
+
+def _signed(rng: np.random.Generator, low: float, high: float, size: int | None = None) -> np.ndarray:
+    return rng.choice([-1.0, 1.0], size=size) * rng.uniform(low, high, size=size)
+
+
+def _index(k: int, rng: np.random.Generator) -> tuple[tuple[float, ...], float, float]:
+    """The treatment index's loadings (g on x, a on U, s on its own noise), Var = 1:
+    U carries most of it, so the confounding is material."""
+    share_x = rng.uniform(*X_SHARE)
+    share_u = rng.uniform(*U_SHARE)
+    weights = rng.dirichlet(np.ones(k))
+    gamma = rng.choice([-1.0, 1.0], size=k) * np.sqrt(share_x * weights)
+    a_u = float(_signed(rng, math.sqrt(share_u), math.sqrt(share_u)))
+    return tuple(float(g) for g in gamma), a_u, math.sqrt(1.0 - share_x - share_u)
+
+
+def concentration(tier: Tier, rng: np.random.Generator) -> float:
+    """mu^2 for a task of this tier."""
+    return float(rng.uniform(*_ROOT_CONCENTRATION[tier])) ** 2
+
+
+def draw_model(
+    tier: Tier, k: int, binary: bool, late: bool, n: int, rng: np.random.Generator
+) -> IvModel:
+    """One task's model: `k` covariates, a binary or count treatment, varying effects
+    (`late`) or a constant one, first-stage strength for `n` rows from the tier."""
+    mu2 = concentration(tier, rng)
+    gamma, a_u, s_w = _index(k, rng)
+    theta = tuple(float(t) for t in _signed(rng, 0.2, 0.6, k))
+    kappa = float(_signed(rng, *KAPPA))
+    sigma = float(rng.uniform(*SIGMA))
+    if binary:
+        p = float(rng.uniform(0.3, 0.6))
+        always = float(rng.uniform(0.05, 0.3))
+        compliers = min(complier_share(n, p, always, mu2), 0.93 - always)
+        tau0 = float(_signed(rng, 0.15, 0.8))
+        if late:
+            outcome = Outcome(
+                theta, kappa, sigma, tau0,
+                h_u=float(_signed(rng, 0.2, 0.6)),
+                h_x=tuple(float(h) for h in _signed(rng, 0.0, 0.2, k)),
+                h_e=float(rng.uniform(0.1, 0.4)),
+            )  # fmt: skip
+        else:
+            outcome = Outcome(theta, kappa, sigma, tau0)
+        shift = float(rng.uniform(*STRATA)) * math.copysign(1.0, kappa * a_u)
+        strata = (shift, shift * float(rng.uniform(*COMPLIER_FRACTION)))
+        return IvModel(
+            binary=True, gamma=gamma, a_u=a_u, s_w=s_w, outcome=outcome, p=p, strata=strata,
+            c1=float(norm.isf(always + compliers)), c2=float(norm.isf(always)),
+        )  # fmt: skip
+    d_loc = float(rng.uniform(6.0, 14.0))
+    d_scale = d_loc / float(rng.uniform(3.2, 4.5))
+    residual = a_u**2 + s_w**2 + 1.0 / (12.0 * d_scale**2)  # after x, in index units
+    per_session = float(_signed(rng, 0.1, 0.6)) / d_scale
+    return IvModel(
+        binary=False, gamma=gamma, a_u=a_u, s_w=s_w,
+        outcome=Outcome(theta, kappa, sigma, per_session),
+        shape=float(rng.uniform(2.5, 5.0)), mean_km=float(rng.uniform(8.0, 25.0)),
+        pi=math.sqrt(mu2 / n * residual), d_loc=d_loc, d_scale=d_scale,
+    )  # fmt: skip

@@ -1,0 +1,187 @@
+"""The iv family's reference: two-stage least squares with a weak-instrument-robust
+90% Anderson-Rubin interval, and the naive analyses the audit probes.
+
+Self-contained (numpy, pandas, scipy and the kit's designs.py), copied into sandboxes
+beside designs.py. The README's Design section names the treatment, outcome,
+instrument and covariates, how blanks are written and how 0/1 columns are spelled;
+rows with a blank in a used column are dropped (blanks are declared missing
+completely at random), and the covariates (with an intercept) are partialled out of
+the outcome, the treatment and the instrument first (Frisch-Waugh-Lovell).
+
+With one instrument the Anderson-Rubin set {b : AR(b) <= c} is a quadratic
+inequality in b. AR(b) tests that the instrument's coefficient in a regression of
+y - b d on it is zero, with a heteroskedasticity-robust (HC1) variance, since effects
+that vary make the residual's spread differ between the instrument's arms:
+(a - b s)^2 <= c (Qyy - 2 b Qyd + b^2 Qdd), with a = z'y, s = z'd and Q the
+z^2-weighted cross products of y and d net of z. It is a bounded interval when the
+first stage is significant at the 10% level (its b^2 coefficient is positive); when
+it is not, the set is two rays or the whole line, and the reference falls back to a
+finite interval: the 2SLS estimate +- FALLBACK_SES robust standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+try:
+    from causal_gym.reference import designs
+except ImportError:  # copied into a sandbox next to designs.py
+    import designs  # type: ignore[no-redef,import-not-found]
+
+LEVEL = 0.90
+Z90 = designs.Z90
+#: The fallback interval's half-width, in robust standard errors, where the AR set is
+#: unbounded.
+FALLBACK_SES = 5.0 * Z90
+PROBES = ("ols", "reduced_form", "wald_2sls")
+
+
+@dataclass(frozen=True)
+class IvData:
+    """The complete rows as arrays: outcome y, treatment d, instrument z, covariates x."""
+
+    y: np.ndarray
+    d: np.ndarray
+    z: np.ndarray
+    x: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Rows used."""
+        return len(self.y)
+
+    @property
+    def dof(self) -> int:
+        """Residual degrees of freedom of y ~ 1 + d + x."""
+        return self.n - self.x.shape[1] - 2
+
+
+def _codes(readme: designs.DesignReadme) -> dict[str, float]:
+    """The Binary codes fact ('"yes", "1" mean 1; "no", "0" mean 0') as a lookup."""
+    lookup: dict[str, float] = {}
+    if "Binary codes" not in readme.facts:
+        return lookup
+    for part in readme["Binary codes"].split(";"):
+        meaning = re.search(r"mean (-?\d+(?:\.\d+)?)", part)
+        if meaning is not None:
+            for token in re.findall(r'"([^"]*)"', part):
+                lookup[token.strip().lower()] = float(meaning.group(1))
+    return lookup
+
+
+def _column(frame: pd.DataFrame, name: str, codes: dict[str, float]) -> pd.Series:
+    if name not in frame.columns:
+        raise designs.DesignReadmeError(f"data.csv has no column {name!r}")
+    text = frame[name]
+    coded = text.str.lower().map(codes)
+    return coded.where(coded.notna(), designs.to_number(text)).astype(float)
+
+
+def covariate_names(readme: designs.DesignReadme) -> list[str]:
+    """The Covariates fact's columns (none when it says "none")."""
+    return re.findall(r"`([^`]+)`", readme.facts.get("Covariates", ""))
+
+
+def prepare(frame: pd.DataFrame, readme: designs.DesignReadme) -> IvData:
+    """The complete rows of the columns the design uses, as numbers."""
+    codes = _codes(readme)
+    names = [readme.column(key) for key in (designs.OUTCOME, designs.TREATMENT, "Instrument")]
+    names += covariate_names(readme)
+    numbers = pd.concat([_column(frame, name, codes) for name in names], axis=1).dropna()
+    values = numbers.to_numpy(dtype=float)
+    return IvData(values[:, 0], values[:, 1], values[:, 2], values[:, 3:])
+
+
+def _partial(data: IvData) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """y, d and z net of an intercept and the covariates."""
+    design = np.column_stack([np.ones(data.n), data.x])
+    stacked = np.column_stack([data.y, data.d, data.z])
+    coef, *_ = np.linalg.lstsq(design, stacked, rcond=None)
+    residual = stacked - design @ coef
+    return residual[:, 0], residual[:, 1], residual[:, 2]
+
+
+def _ols(y: np.ndarray, regressor: np.ndarray, data: IvData) -> tuple[float, float]:
+    """The coefficient of `regressor` in y ~ 1 + regressor + x, conventional SE."""
+    design = np.column_stack([np.ones(data.n), regressor, data.x])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    residual = y - design @ coef
+    sigma2 = float(residual @ residual) / (data.n - design.shape[1])
+    return float(coef[1]), math.sqrt(sigma2 * float(np.linalg.pinv(design.T @ design)[1, 1]))
+
+
+def two_sls(data: IvData) -> tuple[float, float, float]:
+    """(2SLS estimate, conventional SE, HC1-robust SE)."""
+    y, d, z = _partial(data)
+    a, s, zz = float(z @ y), float(z @ d), float(z @ z)
+    if s == 0.0:
+        raise ArithmeticError("the instrument does not move the treatment in these rows")
+    beta = a / s
+    e = y - beta * d
+    conventional = math.sqrt(float(e @ e) / data.dof * zz) / abs(s)
+    robust = math.sqrt(float((z * z) @ (e * e)) * data.n / data.dof) / abs(s)
+    return beta, conventional, robust
+
+
+def anderson_rubin(data: IvData, level: float = LEVEL) -> tuple[float, float] | None:
+    """The robust AR confidence set when it is a bounded interval, else None."""
+    y, d, z = _partial(data)
+    a, s, zz = float(z @ y), float(z @ d), float(z @ z)
+    ry, rd = y - (a / zz) * z, d - (s / zz) * z
+    w = z * z
+    qyy, qyd, qdd = float(w @ (ry * ry)), float(w @ (ry * rd)), float(w @ (rd * rd))
+    dof = data.dof
+    c = float(stats.f.ppf(level, 1, dof)) * data.n / dof
+    quad, half, const = s * s - c * qdd, a * s - c * qyd, a * a - c * qyy
+    disc = half * half - quad * const
+    if quad <= 0.0 or disc < 0.0:
+        return None
+    root = math.sqrt(disc)
+    return (half - root) / quad, (half + root) / quad
+
+
+def first_stage_f(data: IvData) -> float:
+    """The conventional first-stage F of the instrument (covariates partialled out)."""
+    estimate, se = _ols(data.d, data.z, data)
+    return (estimate / se) ** 2
+
+
+def _fit(estimate: float, lower: float, upper: float, data: IvData, se: float | None) -> (
+    designs.DesignFit
+):
+    scale = float(np.std(data.y, ddof=1))
+    return designs.DesignFit(estimate, se, lower, upper, data.n, scale)
+
+
+def fit(frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
+    """2SLS with the 90% Anderson-Rubin interval (a finite fallback where AR is
+    unbounded)."""
+    data = prepare(frame, readme)
+    beta, _, robust = two_sls(data)
+    interval = anderson_rubin(data)
+    if interval is None:
+        interval = (beta - FALLBACK_SES * robust, beta + FALLBACK_SES * robust)
+    return _fit(beta, interval[0], interval[1], data, None)
+
+
+def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
+    """A naive analysis: "ols" (outcome on treatment and covariates, the design
+    ignored), "reduced_form" (the instrument's coefficient in the outcome regression,
+    reported as the effect) or "wald_2sls" (2SLS +- z90 conventional SEs, which
+    under-covers when the instrument is weak)."""
+    data = prepare(frame, readme)
+    if name == "ols":
+        estimate, se = _ols(data.y, data.d, data)
+    elif name == "reduced_form":
+        estimate, se = _ols(data.y, data.z, data)
+    elif name == "wald_2sls":
+        estimate, se, _ = two_sls(data)
+    else:
+        raise ValueError(f"unknown iv probe {name!r} (known: {', '.join(PROBES)})")
+    return _fit(estimate, estimate - Z90 * se, estimate + Z90 * se, data, se)
