@@ -65,7 +65,9 @@ def main() -> None:
             if method == "reference":
                 ratios[tier].append(record.width_ratio)
     print(f"iv: {args.tasks} train tasks, key {args.key_hex[:8]}…")
-    print(f"generation: {args.tasks / generation:.1f} tasks per CPU-second (reference fit included)")
+    print(
+        f"generation: {args.tasks / generation:.1f} tasks per CPU-second (reference fit included)"
+    )
     print()
     header = f"{'tier':7} {'n':>4} {'method':13} {'coverage ± SE':>15} {'mean reward ± SE':>18}"
     print(header)

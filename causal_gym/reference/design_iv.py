@@ -152,9 +152,9 @@ def first_stage_f(data: IvData) -> float:
     return (estimate / se) ** 2
 
 
-def _fit(estimate: float, lower: float, upper: float, data: IvData, se: float | None) -> (
-    designs.DesignFit
-):
+def _fit(
+    estimate: float, lower: float, upper: float, data: IvData, se: float | None
+) -> designs.DesignFit:
     scale = float(np.std(data.y, ddof=1))
     return designs.DesignFit(estimate, se, lower, upper, data.n, scale)
 

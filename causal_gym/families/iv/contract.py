@@ -17,7 +17,7 @@ from causal_gym.namespaces import Namespace
 class IvSubmission(DesignSubmission):
     """The named estimand of an instrumental-variables task with a 90% interval."""
 
-    estimand: Literal["late", "ate"] = Field(  # type: ignore[assignment]
+    estimand: Literal["late", "ate"] = Field(
         description="The estimand README.md's Design section names: 'late' (the average "
         "effect among compliers) or 'ate' (the average effect, constant across units)."
     )

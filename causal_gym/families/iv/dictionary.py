@@ -96,9 +96,9 @@ def assumptions(theme: Theme, estimand: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def columns(theme: Theme, covariates: tuple[Measure, ...], order: tuple[str, ...]) -> tuple[
-    ColumnDoc, ...
-]:
+def columns(
+    theme: Theme, covariates: tuple[Measure, ...], order: tuple[str, ...]
+) -> tuple[ColumnDoc, ...]:
     """The column table, in data.csv's order."""
     kind = "binary" if theme.binary else "numeric"
     docs = {

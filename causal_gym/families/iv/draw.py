@@ -53,7 +53,9 @@ STRATA = (0.0, 0.0)
 COMPLIER_FRACTION = (0.3, 0.7)
 
 
-def _signed(rng: np.random.Generator, low: float, high: float, size: int | None = None) -> np.ndarray:
+def _signed(
+    rng: np.random.Generator, low: float, high: float, size: int | None = None
+) -> np.ndarray:
     return rng.choice([-1.0, 1.0], size=size) * rng.uniform(low, high, size=size)
 
 

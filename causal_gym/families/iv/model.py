@@ -131,7 +131,7 @@ class IvModel:
         return self.outcome.tau0
 
     def draw(self, rng: np.random.Generator, n: int) -> Population:
-        """n units, the instrument drawn independently of everything else."""
+        """Draw n units, the instrument independent of everything else."""
         x = rng.standard_normal((n, self.k))
         u, e, eps, eta = rng.standard_normal((4, n))
         w = x @ np.asarray(self.gamma) + self.a_u * u + self.s_w * e

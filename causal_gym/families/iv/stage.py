@@ -103,7 +103,10 @@ def _cell(text: str) -> str:
 
 
 def stage_rows(
-    pop: Population, theme: Theme, covariates: tuple[Measure, ...], mess: Mess,
+    pop: Population,
+    theme: Theme,
+    covariates: tuple[Measure, ...],
+    mess: Mess,
     rng: np.random.Generator,
 ) -> Staged:
     """The staged bytes of data.csv (`rng`: the messiness stream, after plan_mess)."""

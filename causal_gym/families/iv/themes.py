@@ -79,15 +79,31 @@ LOTTERY = Theme(
     instrument=("won_lottery", "Whether the student won a seat in the admission lottery."),
     treatment=("attended_charter", "Whether the student attended the charter school that year."),
     outcome=Measure(
-        "math_score", "Standardized math score at the end of the year (points).", 500, 45, 1,
+        "math_score",
+        "Standardized math score at the end of the year (points).",
+        500,
+        45,
+        1,
         (0.0, 1000.0),
     ),
     covariates=(
-        Measure("prior_math_score", "Math score the spring before applying (points).",
-                480, 50, 0, (0.0, 1000.0)),
+        Measure(
+            "prior_math_score",
+            "Math score the spring before applying (points).",
+            480,
+            50,
+            0,
+            (0.0, 1000.0),
+        ),
         Measure("age_months", "Age at application (months).", 134, 5, 0, (110.0, 160.0)),
-        Measure("household_income", "Household income on the application form (USD).",
-                58000, 12000, 0, (0.0, np.inf)),
+        Measure(
+            "household_income",
+            "Household income on the application form (USD).",
+            58000,
+            12000,
+            0,
+            (0.0, np.inf),
+        ),
     ),
     take="attend the charter school",
     switched_on="they win the lottery",
@@ -106,7 +122,10 @@ LETTER = Theme(
     binary=True,
     unit="job seeker",
     units="job seekers",
-    titles=("Encouragement letters for a job-training course", "A job-training encouragement trial"),
+    titles=(
+        "Encouragement letters for a job-training course",
+        "A job-training encouragement trial",
+    ),
     intros=(
         "Each row of data.csv is one job seeker registered with the public employment "
         "service. A randomly chosen group was mailed a personal letter encouraging them to "
@@ -120,13 +139,23 @@ LETTER = Theme(
     instrument=("sent_letter", "Whether the job seeker was mailed the encouragement letter."),
     treatment=("completed_course", "Whether the job seeker completed the training course."),
     outcome=Measure(
-        "earnings_next_year", "Earnings in the year after registration (USD).", 32000, 5000, 0,
+        "earnings_next_year",
+        "Earnings in the year after registration (USD).",
+        32000,
+        5000,
+        0,
         (0.0, np.inf),
     ),
     covariates=(
         Measure("age", "Age at registration (years).", 39, 8, 0, (18.0, 70.0)),
-        Measure("prior_earnings", "Earnings in the year before registration (USD).",
-                29000, 6500, 0, (0.0, np.inf)),
+        Measure(
+            "prior_earnings",
+            "Earnings in the year before registration (USD).",
+            29000,
+            6500,
+            0,
+            (0.0, np.inf),
+        ),
         Measure("years_schooling", "Completed years of schooling.", 12.5, 2, 0, (6.0, 22.0)),
     ),
     take="complete the course",
@@ -136,8 +165,7 @@ LETTER = Theme(
     "background.",
     exclusion="Exclusion restriction: the letter affects earnings only through the course; it "
     "carried no job leads, money or other help.",
-    monotonicity="Monotonicity: nobody skips the course because they got the letter (no "
-    "defiers).",
+    monotonicity="Monotonicity: nobody skips the course because they got the letter (no defiers).",
     confounding="More motivated job seekers are more likely both to take the course and to "
     "earn more; motivation is not recorded.",
 )
@@ -161,14 +189,19 @@ DISTANCE = Theme(
     instrument=("distance_km", "Road distance from home to the nearest physiotherapy clinic (km)."),
     treatment=("sessions_attended", "Physiotherapy sessions attended (count)."),
     outcome=Measure(
-        "knee_score", "Knee function score six months after surgery (points, higher is better).",
-        62, 7, 1, (0.0, 100.0),
+        "knee_score",
+        "Knee function score six months after surgery (points, higher is better).",
+        62,
+        7,
+        1,
+        (0.0, 100.0),
     ),
     covariates=(
         Measure("age", "Age at surgery (years).", 64, 8, 0, (30.0, 95.0)),
         Measure("bmi", "Body-mass index at surgery (kg/m2).", 28, 3.5, 1, (15.0, 50.0)),
-        Measure("baseline_score", "Knee function score before surgery (points).",
-                45, 8, 1, (0.0, 100.0)),
+        Measure(
+            "baseline_score", "Knee function score before surgery (points).", 45, 8, 1, (0.0, 100.0)
+        ),
     ),
     take="attend more sessions",
     switched_on="they live nearer",
