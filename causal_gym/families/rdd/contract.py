@@ -17,7 +17,7 @@ from causal_gym.namespaces import Namespace
 class RddSubmission(DesignSubmission):
     """The named estimand of a regression-discontinuity task with a 90% interval."""
 
-    estimand: Literal["effect_at_cutoff", "complier_effect_at_cutoff"] = Field(  # type: ignore[assignment]
+    estimand: Literal["effect_at_cutoff", "complier_effect_at_cutoff"] = Field(
         description="The estimand README.md's Design section names: 'effect_at_cutoff' "
         "(sharp designs) or 'complier_effect_at_cutoff' (fuzzy designs)."
     )
@@ -29,7 +29,7 @@ class RddFamily(DesignContract):
     submission_model = RddSubmission
     estimands = ("effect_at_cutoff", "complier_effect_at_cutoff")
     splits: ClassVar[Mapping[Namespace, int]] = {}
-    reference_kit = DesignContract.design_kit("design_rdd.py")
+    reference_kit = DesignContract.design_kit("design_rdd_local.py", "design_rdd.py")
     extra_probes = ("global_polynomial", "narrow_bandwidth", "wide_bandwidth")
     hooks = "causal_gym.families.rdd.hooks:RddHooks"
 
