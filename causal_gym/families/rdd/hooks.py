@@ -48,7 +48,8 @@ class RddHooks(FamilyHooks):
         cutoff = running.cutoffs[int(streams.naming.integers(len(running.cutoffs)))]
         date_format = DATE_FORMATS[int(streams.naming.integers(len(DATE_FORMATS)))]
         mess = plan_mess(TIER_SPECS[tier], plan.staged_rows, streams.messiness)
-        model = draw_model(tier, streams.scm)
+        # the curvature's size follows the rows a fuzzy analysis could use (the fewer)
+        model = draw_model(tier, streams.scm, int(mess.usable(False).sum()))
         usable = mess.usable(model.sharp)
         anchor = anchor_width(model, int(usable.sum()))
         k, u = quantize(model.density.sample(mess.n_clean, streams.data), running)

@@ -45,7 +45,7 @@ TIER_SHAPES: dict[Tier, TierShape] = {
     Tier.MEDIUM: TierShape(0.5, "curved", (1.0, 2.5), (3.0, 6.0), (1.0, 2.5), (0.1, 0.25),
                            (0.0, 0.3), (0.0, 0.3)),
     Tier.HARD: TierShape(2 / 3, "strongly_curved", (1.5, 3.0), (4.0, 6.5), (1.5, 3.0),
-                         (0.1, 0.2), (0.0, 0.0), (0.2, 0.5)),
+                         (0.1, 0.2), (0.0, 0.0), (0.1, 0.35)),
 }  # fmt: skip
 
 
@@ -87,9 +87,16 @@ def draw_shape(rng: np.random.Generator, shape: TierShape, share: float) -> Mean
     )
 
 
-def draw_model(tier: Tier, rng: np.random.Generator) -> RddModel:
-    """A tier's model from the scm stream (a fixed order of draws)."""
+#: Below this many usable rows a tier's curvature shrinks as sqrt(n / N_FULL): a
+#: small sample's optimal bandwidth then keeps enough rows, and the curvature's bias
+#: stays the same number of anchor widths r (which shrink as 1 / sqrt(n)).
+N_FULL = 800
+
+
+def draw_model(tier: Tier, rng: np.random.Generator, n: int = N_FULL) -> RddModel:
+    """A tier's model for `n` usable rows from the scm stream (a fixed order of draws)."""
     shape = TIER_SHAPES[tier]
+    size = min(1.0, math.sqrt(n / N_FULL))
     fuzzy = rng.random() < shape.fuzzy_share
     left, right = _u(rng, (0.7, 1.3)), _u(rng, (0.7, 1.3))
     peak, hollow = _u(rng, shape.peak), _u(rng, shape.hollow)
@@ -102,8 +109,8 @@ def draw_model(tier: Tier, rng: np.random.Generator) -> RddModel:
         peak_power=_u(rng, (1.0, 2.0)),
         hollow_power=_u(rng, (1.0, 2.0)),
     )
-    base = draw_shape(rng, shape, 1.0)
-    gain = draw_shape(rng, shape, shape.gain_share)
+    base = draw_shape(rng, shape, size)
+    gain = draw_shape(rng, shape, size * shape.gain_share)
     effect = _signed(rng, (0.25, 1.0))
     noise_below, noise_above = _u(rng, (0.8, 1.2)), _u(rng, (0.8, 1.2))
     compliance = draw_compliance(rng, max(left, right)) if fuzzy else Compliance()
