@@ -17,7 +17,7 @@ from causal_gym.namespaces import Namespace
 class DidSubmission(DesignSubmission):
     """The named estimand of a difference-in-differences task with a 90% interval."""
 
-    estimand: Literal["att"] = Field(  # type: ignore[assignment]
+    estimand: Literal["att"] = Field(
         description="The estimand README.md's Design section names: 'att' (the average "
         "effect over treated unit-periods)."
     )
@@ -29,7 +29,7 @@ class DidFamily(DesignContract):
     submission_model = DidSubmission
     estimands = ("att",)
     splits: ClassVar[Mapping[Namespace, int]] = {}
-    reference_kit = DesignContract.design_kit("design_did.py")
+    reference_kit = DesignContract.design_kit("design_did_fe.py", "design_did.py")
     extra_probes = ("twfe", "post_minus_pre")
     hooks = "causal_gym.families.did.hooks:DidHooks"
 
