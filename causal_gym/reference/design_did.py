@@ -13,6 +13,13 @@ outcome are dropped, and a unit-period is kept once.
 - fit: unit and period effects fitted on the untreated unit-periods, the treated ones'
   untreated outcomes imputed from them, the average of y - imputed over the treated;
   its SE clusters by unit (design_did_fe.imputation).
+
+Every interval is estimate +- q SE with q the t quantile at an effective number of
+clusters: the estimators are linear, sum omega_it y_it, and a unit's share of the
+clustered variance is roughly proportional to a_i = sum_t omega_it^2, so the variance
+estimate has about (sum a_i)^2 / sum a_i^2 degrees of freedom (Satterthwaite). When a
+few units carry most of the weight (a small comparison group) that is far below the
+number of units, and the normal quantile would undercover.
 - probes: "twfe" (OLS of y on the treated indicator with unit and period effects,
   clustered SE: biased when effects grow with time since adoption under staggered
   adoption) and "post_minus_pre" (the adopting units' mean after adoption minus their
@@ -27,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 try:  # inside the package
     from causal_gym.reference import design_did_fe as fe
@@ -132,12 +140,23 @@ def read_panel(frame: pd.DataFrame, readme: designs.DesignReadme) -> Panel:
     return Panel(cells, treated, group.astype(np.int64), table["y"].to_numpy(float), adopter)
 
 
-def _answer(estimate: float, se: float, y: np.ndarray) -> designs.DesignFit:
+def effective_clusters(unit: np.ndarray, weights: np.ndarray) -> float:
+    """(sum a_i)^2 / sum a_i^2 with a_i = sum_t w_it^2 (module docstring)."""
+    a = np.bincount(unit, weights=np.asarray(weights, dtype=float) ** 2)
+    total = float(np.sum(a**2))
+    return float(a.sum() ** 2 / total) if total > 0 else float("nan")
+
+
+def _answer(
+    estimate: float, se: float, y: np.ndarray, unit: np.ndarray, weights: np.ndarray
+) -> designs.DesignFit:
+    df = effective_clusters(unit, weights)
+    q = float(stats.t.ppf(0.95, max(df - 1.0, 1.0))) if np.isfinite(df) else designs.Z90
     return designs.DesignFit(
         estimate=estimate,
         se=se,
-        ci_lower=estimate - designs.Z90 * se,
-        ci_upper=estimate + designs.Z90 * se,
+        ci_lower=estimate - q * se,
+        ci_upper=estimate + q * se,
         n_used=int(y.size),
         scale=float(np.std(y, ddof=1)),
     )
@@ -147,22 +166,24 @@ def fit(frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
     """The imputation estimate with its unit-clustered 90% interval."""
     panel = read_panel(frame, readme)
     result = fe.imputation(panel.cells, panel.treated, panel.group, panel.y)
-    return _answer(result.estimate, result.se, panel.y[result.omega != 0])
+    used = result.omega != 0
+    return _answer(result.estimate, result.se, panel.y[used], panel.cells.unit, result.omega)
 
 
-def post_minus_pre(panel: Panel) -> tuple[float, float]:
+def post_minus_pre(panel: Panel) -> tuple[float, float, np.ndarray]:
     """The adopting units' mean outcome after adoption minus before, with a
     unit-clustered SE of the difference in means."""
     rows = panel.adopter[panel.cells.unit]
     d, y = panel.treated[rows], panel.y[rows]
     n1, n0 = int(d.sum()), int((~d).sum())
     if n1 == 0 or n0 == 0:
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), np.zeros(0)
     m1, m0 = float(y[d].mean()), float(y[~d].mean())
     influence = np.where(d, (y - m1) / n1, -(y - m0) / n0)
     clusters = np.bincount(panel.cells.unit[rows], weights=influence, minlength=panel.cells.n_units)
     g = int(panel.adopter.sum())
-    return m1 - m0, float(np.sqrt(g / max(g - 1, 1) * np.sum(clusters**2)))
+    se = float(np.sqrt(g / max(g - 1, 1) * np.sum(clusters**2)))
+    return m1 - m0, se, np.where(d, 1.0 / n1, -1.0 / n0)
 
 
 def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
@@ -170,8 +191,9 @@ def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> desig
     panel = read_panel(frame, readme)
     if name == "twfe":
         result = fe.twfe(panel.cells, panel.treated, panel.y)
-        return _answer(result.estimate, result.se, panel.y)
+        return _answer(result.estimate, result.se, panel.y, panel.cells.unit, result.d_tilde)
     if name == "post_minus_pre":
-        estimate, se = post_minus_pre(panel)
-        return _answer(estimate, se, panel.y[panel.adopter[panel.cells.unit]])
+        estimate, se, weights = post_minus_pre(panel)
+        rows = panel.adopter[panel.cells.unit]
+        return _answer(estimate, se, panel.y[rows], panel.cells.unit[rows], weights)
     raise ValueError(f"unknown did probe {name!r}; the probes are {', '.join(PROBES)}")

@@ -31,6 +31,11 @@ SINGLE, CONSTANT, MILD, DYNAMIC = (
 )  # fmt: skip
 #: The subtier labels, in order of difficulty.
 SUBTIERS = (SINGLE, CONSTANT, MILD, DYNAMIC)
+#: The range of an effect's full size, in noise SDs, by subtier. Dynamic effects are
+#: larger: they start at a fraction of it, and the bias of two-way fixed effects (the
+#: later cohorts compared with earlier ones whose effects are still growing) is a
+#: share of it, so it must be several of the estimator's SDs for the subtier to test it.
+SIZES = {SINGLE: (0.3, 1.0), CONSTANT: (0.3, 1.0), MILD: (0.4, 1.2), DYNAMIC: (1.2, 2.5)}
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,7 @@ SHAPES: dict[Tier, TierShape] = {
                          (0.0, 0.3)),
     Tier.MEDIUM: TierShape((8, 16), ((CONSTANT, 0.5), (MILD, 0.5)), (2, 3), (0.2, 0.4), 0.3,
                            (0.1, 0.4)),
-    Tier.HARD: TierShape((8, 14), ((DYNAMIC, 1.0),), (3, 4), (0.15, 0.3), 0.4, (0.2, 0.5)),
+    Tier.HARD: TierShape((8, 14), ((DYNAMIC, 1.0),), (3, 4), (0.08, 0.2), 0.4, (0.2, 0.5)),
 }  # fmt: skip
 
 
@@ -86,7 +91,8 @@ def _paths(subtier: str, count: int, shape: TierShape, n_periods: int,
            rng: np.random.Generator) -> tuple[EffectPath, ...]:  # fmt: skip
     """Each cohort's effect path: a common size (sign mostly positive) spread by the
     tier's cohort spread (none on easy), and a start and ramp by subtier."""
-    size = float(rng.uniform(0.3, 1.0)) * (1.0 if rng.uniform() < 0.7 else -1.0)
+    low, high = SIZES[subtier]
+    size = float(rng.uniform(low, high)) * (1.0 if rng.uniform() < 0.7 else -1.0)
     spread = 0.0 if subtier in (SINGLE,) or shape.cohort_spread == 0 else shape.cohort_spread
     paths = []
     for _ in range(count):
@@ -94,7 +100,7 @@ def _paths(subtier: str, count: int, shape: TierShape, n_periods: int,
         if subtier == MILD:
             start, ramp = float(rng.uniform(0.6, 0.85)), float(rng.uniform(3.0, n_periods / 2))
         elif subtier == DYNAMIC:
-            start, ramp = float(rng.uniform(0.1, 0.4)), float(rng.uniform(3.0, n_periods - 2))
+            start, ramp = float(rng.uniform(0.0, 0.3)), float(rng.uniform(3.0, n_periods - 2))
         else:
             start, ramp = 1.0, 1.0
         paths.append(EffectPath(own, start, ramp))
