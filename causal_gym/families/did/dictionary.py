@@ -26,7 +26,9 @@ def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
 
 
 def _example(theme: Theme, style: str) -> str:
-    return dict(theme.calendar.formats)[style]
+    """The format's example in backticks, its remark after it."""
+    example, _, remark = dict(theme.calendar.formats)[style].partition(" (")
+    return f"`{example}`" + (f" ({remark}" if remark else "")
 
 
 def _question(theme: Theme, rng: np.random.Generator) -> str:
@@ -36,8 +38,9 @@ def _question(theme: Theme, rng: np.random.Generator) -> str:
     return (
         f"{lead} the average effect of {theme.program} on {y} over the treated "
         f"{theme.unit}-{cal.nouns} of data.csv: every {theme.unit}-{cal.noun} at or after the "
-        f"{theme.unit}'s adoption {cal.noun} whose {y} is recorded, each counted once (the "
-        f"average treatment effect on the treated, ATT), in the units of {y}{end}"
+        f"{theme.unit}'s adoption {cal.noun} whose `{cal.noun}` and {y} are recorded, each "
+        f"counted once (the average treatment effect on the treated, ATT), in the units of "
+        f"{y}{end}"
     )
 
 
@@ -88,7 +91,7 @@ def design_facts(
         ("Unit id spellings", _id_fact(theme)),
         ("Period", cal.noun),
         ("Date column", f"`{cal.noun}`"),
-        ("Date formats", f"`{usual}` (the usual format), some rows `{other}`"),
+        ("Date formats", f"{usual}, the usual format; some rows {other}"),
         ("Adoption column", adoption),
         ("Never-adopter code", f'"{mess.never_word}"' if never else "none"),
         ("Comparison group", _comparison_fact(theme, never, mess.never_word)),
@@ -139,7 +142,7 @@ def notes(theme: Theme, dates: Dates, mess: Mess) -> tuple[str, ...]:
         f"Blank cells are written as {_missing_fact(mess.tokens)}; which cells are blank is "
         "unrelated to any value (missing completely at random).",
         f"`{theme.id_column}` is spelled inconsistently ({_id_fact(theme)}).",
-        f"`{cal.noun}` is written like `{usual}` in most rows and like `{other}` in some.",
+        f"`{cal.noun}` is written like {usual} in most rows and like {other} in some.",
         f"`{theme.adoption_column}` is blank in a few rows; it is the same on every row of a "
         f"{theme.unit}, so its other rows give it.",
         f"Some records were sent twice: a {theme.unit}-{cal.noun} appears at most once in "
