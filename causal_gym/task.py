@@ -83,7 +83,6 @@ class PublicTask:
             "n_rows": self.n_rows,
             "sha256": {name: self.sha256(name) for name in self.staged_files},
             "generation_attempts": self.generation_attempts,
-            **({"subtier": self.subtier} if self.subtier is not None else {}),
         }
 
 

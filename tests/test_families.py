@@ -15,6 +15,7 @@ from typing import get_args
 import pytest
 
 from causal_gym.contracts.contract import FamilyContract
+from causal_gym.contracts.designs import DesignContract
 from causal_gym.contracts.families import contract_of, contracts, family_names
 from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.families.conformance import check_family
@@ -23,7 +24,7 @@ from causal_gym.families.obs_vs_rct.contract import BIAS_BLOCK_SIZE
 from causal_gym.generate.draw import effect_class_for
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.task_plan import EffectClass
-from causal_gym.reference import analyst, estimand_probes, probes
+from causal_gym.reference import analyst, designs, estimand_probes, probes
 from causal_gym.reference import answer as reference_answer
 from causal_gym.splits.manifest import load_manifest
 from causal_gym.task_id import FAMILIES, TaskId
@@ -66,9 +67,15 @@ def test_declarations_agree(spec: FamilyContract) -> None:
     folder = Path(analyst.__file__).parent
     assert all((folder / name).is_file() for name in spec.reference_kit)
     assert spec.multi_estimand == (spec.name in reference_answer.MULTI_ESTIMAND_FAMILIES)
-    # Hack probes the family names exist in the sandbox kit.
-    kit = estimand_probes.FAMILY_PROBES if spec.multi_estimand else vars(probes)
-    assert all(callable(kit.get(name)) for name in spec.extra_probes)
+    # Hack probes the family names exist in the sandbox kit (a design family's in its
+    # own kit module, which lists them).
+    if isinstance(spec, DesignContract):
+        module = designs.family_module(spec.name)
+        assert f"design_{spec.name}.py" in spec.reference_kit
+        assert set(spec.extra_probes) == set(module.PROBES) and callable(module.probe)
+    else:
+        kit = estimand_probes.FAMILY_PROBES if spec.multi_estimand else vars(probes)
+        assert all(callable(kit.get(name)) for name in spec.extra_probes)
     # The maxima never contradict the minima.
     assert all(hooks.min_role_counts.get(k, 0) <= v for k, v in hooks.max_role_counts.items())
 
@@ -94,7 +101,8 @@ def test_effect_classes_and_eval_counts(spec: FamilyContract, default_key) -> No
         assert all(count % BIAS_BLOCK_SIZE == 0 for count in spec.splits.values())
     else:
         assert classes == {EffectClass.STANDARD}
-    assert spec.splits
+    # Every seed family is in a frozen split; the design families wait for eval-v3.
+    assert bool(spec.splits) != isinstance(spec, DesignContract)
     for split, count in spec.splits.items():
         assert load_manifest(split).counts[spec.name] == count
 
