@@ -35,7 +35,7 @@ class DesignSubmission(BaseModel):
 
     @model_validator(mode="after")
     def _bounds_ordered(self) -> DesignSubmission:
-        return ordered(self)  # type: ignore[no-any-return]
+        return ordered(self)
 
     def triple(self) -> Triple:
         """The answer as (estimate, lower, upper)."""

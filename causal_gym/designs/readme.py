@@ -21,9 +21,7 @@ _ANSWER = (
 )
 
 
-def render_design_readme(
-    family: str, dictionary: DesignDictionary, schema: dict[str, Any]
-) -> str:
+def render_design_readme(family: str, dictionary: DesignDictionary, schema: dict[str, Any]) -> str:
     """README.md for a design task."""
     lines = [f"# {dictionary.title}", "", dictionary.intro, ""]
     lines += [f"Answer type: `{family}`", "", "## Question", ""]

@@ -102,7 +102,9 @@ def _check_task(name: str, task_id: str, key: DerivationKey) -> None:
             len(names) == 1 and names[0] in contract.estimands,
             f"{task_id}: a design task names one of {contract.estimands}",
         )
-        _expect(f"\n- Estimand: {names[0]}\n" in readme, f"{task_id}: the Design section's estimand")
+        _expect(
+            f"\n- Estimand: {names[0]}\n" in readme, f"{task_id}: the Design section's estimand"
+        )
     elif not contract.per_level_estimands:
         _expect(names == contract.estimands, f"{task_id}: estimands are not the declared ones")
     submission = answer.files_answer(dict(public.files))

@@ -153,8 +153,8 @@ def design_fit(files: dict[str, bytes], probe: str | None = None) -> DesignFit:
     frame = read_frame(files["data.csv"], readme)
     module = family_module(readme.family)
     if probe is None:
-        return module.fit(frame, readme)  # type: ignore[no-any-return]
-    return module.probe(probe, frame, readme)  # type: ignore[no-any-return]
+        return module.fit(frame, readme)
+    return module.probe(probe, frame, readme)
 
 
 def files_answer(files: dict[str, bytes], probe: str | None = None) -> dict[str, object]:

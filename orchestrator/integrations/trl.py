@@ -47,9 +47,7 @@ def trl_families() -> tuple[str, ...]:
     """The registered families whose answers submit_answer's typed arguments can express
     (every field of the submission model is one of TOOL_FIELDS), in registry order: the
     seed's ate, adjustment and null_detect, and the design families."""
-    return tuple(
-        c.name for c in contracts() if set(c.submission_model.model_fields) <= TOOL_FIELDS
-    )
+    return tuple(c.name for c in contracts() if set(c.submission_model.model_fields) <= TOOL_FIELDS)
 
 
 TRL_FAMILIES = trl_families()
