@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.families import contract_of, contracts
 from causal_gym.reference import analyst, answer, posterior
 from tests.conftest import FAMILIES, V1, cached_task, reference_fit
 
 ALLOWED_IMPORTS = {
     "__future__",
+    "importlib",
     "io",
     "json",
     "re",
@@ -36,15 +37,8 @@ ALLOWED_IMPORTS = {
 
 
 #: The sandbox kit: copied into sandboxes side by side, importing one another by file.
-KIT = (
-    "analyst.py",
-    "answer.py",
-    "flexible.py",
-    "posterior.py",
-    "probes.py",
-    "estimands.py",
-    "estimand_probes.py",
-)
+#: Every module any family's sandbox kit ships (the design families' included).
+KIT = tuple(sorted({name for spec in contracts() for name in spec.reference_kit}))
 
 
 @pytest.mark.parametrize("name", KIT)
