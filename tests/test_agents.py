@@ -439,6 +439,32 @@ def test_multi_estimand_agents_reference_and_probes(family: str, probes: tuple[s
     assert "answers" in "".join(str(m.get("content")) for m in refused.transcript)
 
 
+@pytest.mark.parametrize("family", ["iv", "did", "rdd"])
+def test_design_agents_reference_and_probes(family: str) -> None:
+    """A design family end to end in a sandbox: the reference writes its kit
+    (designs.py, the family's modules, answer.py) and submits exactly the library's
+    answer for the estimand the task names; each probe the contract names is an agent
+    (its name hyphenated) that submits the kit's probe answer; another family's probe
+    gives up instead of submitting."""
+    from causal_gym.reference.designs import files_answer
+
+    task = generate_task(f"train:{family}:5", KEY)
+    files = dict(task.public.files)
+    spec = contract_of(family)
+    result = episode(load_policy("reference"), task=task)
+    assert result.status is EpisodeStatus.SUBMITTED and result.turns == len(spec.reference_kit) + 2
+    assert result.submission == pytest.approx(files_answer(files), rel=1e-9)
+    assert result.submission["estimand"] == task.public.estimands[0]
+    for probe in spec.extra_probes:
+        run = episode(load_policy(probe.replace("_", "-")), task=task)
+        assert run.status is EpisodeStatus.SUBMITTED, (probe, run.message)
+        # (a global quartic is ill-conditioned: another process's BLAS moves its last digits)
+        assert run.submission == pytest.approx(files_answer(files, probe), rel=1e-6), probe
+    other = "twfe" if family != "did" else "wald-2sls"
+    refused = episode(load_policy(other), task=task)
+    assert refused.status is not EpisodeStatus.SUBMITTED
+
+
 @pytest.mark.parametrize("family", ["cate", "mediation", "obs_vs_rct"])
 def test_the_bayes_prior_agent_answers_as_the_audits_probe(family: str) -> None:
     """`--agent bayes-prior` on a multi-estimand task: it copies the posterior and the

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     files = {p.name: p.read_bytes() for p in directory.iterdir() if p.suffix in (".csv", ".md")}
     try:
         print(json.dumps(files_answer(files, probe)))
-    except (OSError, KeyError, DesignReadmeError) as exc:
+    except (OSError, KeyError, ValueError) as exc:
         print(f"design reference: {exc}", file=sys.stderr)
         return 1
     return 0

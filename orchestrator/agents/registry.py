@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from causal_gym.contracts.designs import DesignContract
+from causal_gym.contracts.families import contracts
 from causal_gym.registries import Registry, load_entry_point
 from orchestrator.errors import AgentSpecError
 
@@ -99,6 +101,10 @@ for _probe, _what in (
     ("always-biased", "obs_vs_rct: the trial alone, always biased"),
 ):
     _builtin(_probe, f"hack probe: {_what}", "probe")
+for _contract in contracts():
+    if isinstance(_contract, DesignContract):  # its probes are named by its contract
+        for _probe in _contract.extra_probes:
+            _builtin(_probe.replace("_", "-"), f"hack probe: {_contract.name}'s {_probe}", "probe")
 _builtin("escape", "tries the network, the key and host files; reports what it found", "escape")
 register_agent(
     AgentEntry(

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from causal_gym.contracts.designs import DesignContract
 from causal_gym.contracts.families import contract_of
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
@@ -94,8 +95,14 @@ class ProbePolicy(ScriptedAnalysisPolicy):
         self.command = f"python probes.py /workspace --probe {probe}"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        self.files = (*contract_of(task.family).reference_kit, "probes.py")
-        if contract_of(task.family).multi_estimand:
+        contract = contract_of(task.family)
+        if isinstance(contract, DesignContract):
+            # A design family's probes live in its kit module; designs.py runs them.
+            self.files = contract.reference_kit
+            self.command = f"python designs.py /workspace --probe {self.name.replace('-', '_')}"
+            return
+        self.files = (*contract.reference_kit, "probes.py")
+        if contract.multi_estimand:
             # bayes-prior also needs the posterior and the priors the generator
             # induces (estimand_probes.PRIORS_FILE, written by scripts/estimand_priors.py).
             extra = ("posterior.py", "estimand_priors.json") if self.name == "bayes-prior" else ()
