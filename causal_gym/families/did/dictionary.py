@@ -15,14 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
+from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.did.stage import Dates, Mess, spell_id
 from causal_gym.families.did.themes import Theme
 
 ESTIMAND = "att"
-
-
-def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
-    return options[int(rng.integers(len(options)))]
 
 
 def _example(theme: Theme, style: str) -> str:
@@ -33,7 +30,7 @@ def _example(theme: Theme, style: str) -> str:
 
 def _question(theme: Theme, rng: np.random.Generator) -> str:
     y, cal = f"`{theme.outcome}`", theme.calendar
-    lead = _pick(("What is", "Estimate"), rng)
+    lead = pick(("What is", "Estimate"), rng)
     end = "?" if lead == "What is" else "."
     return (
         f"{lead} the average effect of {theme.program} on {y} over the treated "
@@ -42,10 +39,6 @@ def _question(theme: Theme, rng: np.random.Generator) -> str:
         f"counted once (the average treatment effect on the treated, ATT), in the units of "
         f"{y}{end}"
     )
-
-
-def _missing_fact(tokens: tuple[str, ...]) -> str:
-    return ", ".join(f'"{t}"' for t in tokens)
 
 
 def _id_fact(theme: Theme) -> str:
@@ -97,7 +90,7 @@ def design_facts(
         ("Comparison group", _comparison_fact(theme, never, mess.never_word)),
         ("Adoption timing", "staggered or simultaneous; set by a schedule, not by outcomes"),
         ("Effects", f"may differ across adoption cohorts and with {cal.nouns} since adoption"),
-        ("Missing values", _missing_fact(mess.tokens)),
+        ("Missing values", missing_fact(mess.tokens)),
     )
 
 
@@ -139,7 +132,7 @@ def notes(theme: Theme, dates: Dates, mess: Mess) -> tuple[str, ...]:
     usual, other = _example(theme, dates.usual), _example(theme, dates.other)
     return (
         f"One row per {theme.unit} and {cal.noun}; some {theme.unit}-{cal.nouns} have no row.",
-        f"Blank cells are written as {_missing_fact(mess.tokens)}; which cells are blank is "
+        f"Blank cells are written as {missing_fact(mess.tokens)}; which cells are blank is "
         "unrelated to any value (missing completely at random).",
         f"`{theme.id_column}` is spelled inconsistently ({_id_fact(theme)}).",
         f"`{cal.noun}` is written like {usual} in most rows and like {other} in some.",
@@ -162,8 +155,8 @@ def dictionary(
 ) -> DesignDictionary:
     """The task's README words (`rng`: the prompt stream)."""
     return DesignDictionary(
-        title=_pick(theme.titles, rng),
-        intro=_pick(theme.intros, rng),
+        title=pick(theme.titles, rng),
+        intro=pick(theme.intros, rng),
         question=_question(theme, rng),
         design=design_facts(theme, dates, mess, never),
         assumptions=assumptions(theme),

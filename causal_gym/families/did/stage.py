@@ -21,17 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from causal_gym.designs.spelling import TOKEN_SETS
 from causal_gym.families.did.themes import Theme
 from causal_gym.plan.tiers import TierSpec
 
-#: The spellings of a blank cell an extract uses (one set per task).
-TOKEN_SETS: tuple[tuple[str, ...], ...] = (
-    ("", "NA"),
-    ("", "n/a"),
-    ("NA", "."),
-    ("", "NULL"),
-    ("", "NA", "-"),
-)
 #: How a unit that never adopts is written in the adoption column (one per task).
 NEVER_WORDS = ("never", "none", "not adopted")
 #: Ways a unit id is written besides the canonical PREFIX0042: lower case, a hyphen or

@@ -12,18 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
+from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.iv.stage import Mess
 from causal_gym.families.iv.themes import Measure, Theme
-
-
-def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
-    return options[int(rng.integers(len(options)))]
 
 
 def _question(theme: Theme, estimand: str, rng: np.random.Generator) -> str:
     d, y = f"`{theme.treatment[0]}`", f"`{theme.outcome.name}`"
     if estimand == "late":
-        lead = _pick(("What is", "Estimate"), rng)
+        lead = pick(("What is", "Estimate"), rng)
         return (
             f"{lead} the average effect of {d} on {y} among compliers, the {theme.units} who "
             f"would {theme.take} if {theme.switched_on} and would not otherwise (the local "
@@ -39,10 +36,6 @@ def _question(theme: Theme, estimand: str, rng: np.random.Generator) -> str:
         f"{y} by the same amount for every {theme.unit}, so the average treatment effect "
         f"(ATE) is that per-session effect, in the units of {y}."
     )
-
-
-def _missing_fact(tokens: tuple[str, ...]) -> str:
-    return ", ".join(f'"{t}"' for t in tokens)
 
 
 def _codes_fact(mess: Mess) -> str:
@@ -66,7 +59,7 @@ def design_facts(
         ("Covariates", listed),
         ("Unit id", f"`{theme.id_name}`"),
         ("Effects", "vary across units" if estimand == "late" else "the same for every unit"),
-        ("Missing values", _missing_fact(mess.tokens)),
+        ("Missing values", missing_fact(mess.tokens)),
     ]
     if theme.binary:
         facts.insert(-1, ("Binary codes", _codes_fact(mess)))
@@ -115,7 +108,7 @@ def columns(
 def notes(theme: Theme, covariates: tuple[Measure, ...], mess: Mess) -> tuple[str, ...]:
     """The Data notes: each kind of mess the extract has, declared."""
     lines = [
-        f"Blank cells are written as {_missing_fact(mess.tokens)}; which cells are blank is "
+        f"Blank cells are written as {missing_fact(mess.tokens)}; which cells are blank is "
         "unrelated to any value (missing completely at random).",
         f"Some records were sent twice: exact duplicate rows (same `{theme.id_name}`) are one "
         f"{theme.unit}, not two.",
@@ -144,8 +137,8 @@ def dictionary(
 ) -> DesignDictionary:
     """The task's README words (`rng`: the prompt stream)."""
     return DesignDictionary(
-        title=_pick(theme.titles, rng),
-        intro=_pick(theme.intros, rng),
+        title=pick(theme.titles, rng),
+        intro=pick(theme.intros, rng),
         question=_question(theme, estimand, rng),
         design=design_facts(theme, estimand, covariates, mess),
         assumptions=assumptions(theme, estimand),

@@ -15,20 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.designs.spelling import CODE_PAIRS, TOKEN_SETS
 from causal_gym.families.iv.model import Population
 from causal_gym.families.iv.themes import Measure, Theme
 from causal_gym.plan.tiers import TierSpec
 
-#: The spellings of a blank cell an extract uses (one set per task).
-TOKEN_SETS: tuple[tuple[str, ...], ...] = (
-    ("", "NA"),
-    ("", "n/a"),
-    ("NA", "."),
-    ("", "NULL"),
-    ("", "NA", "-"),
-)
-#: (1, 0) spellings: the task's primary pair and the one some rows use instead.
-CODE_PAIRS: tuple[tuple[str, str], ...] = (("yes", "no"), ("1", "0"), ("Y", "N"), ("true", "false"))
 #: Where a blank cell falls, by role (the treatment and instrument rarely).
 _BLANK_WEIGHTS = {"outcome": 0.4, "covariate": 0.5, "treatment": 0.05, "instrument": 0.05}
 _WHITESPACE = {"easy": 0.005, "medium": 0.015, "hard": 0.03}

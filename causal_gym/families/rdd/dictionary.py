@@ -13,14 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
+from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.rdd.stage import Mess, written_cutoff
 from causal_gym.families.rdd.themes import Theme
 
 SHARP, FUZZY = "effect_at_cutoff", "complier_effect_at_cutoff"
-
-
-def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
-    return options[int(rng.integers(len(options)))]
 
 
 def _side(theme: Theme) -> str:
@@ -32,7 +29,7 @@ def _side(theme: Theme) -> str:
 
 def _question(theme: Theme, sharp: bool, rng: np.random.Generator) -> str:
     d, y, x = (f"`{theme.treatment[0]}`", f"`{theme.outcome.name}`", f"`{theme.running.name}`")
-    lead = _pick(("What is", "Estimate"), rng)
+    lead = pick(("What is", "Estimate"), rng)
     end = "?" if lead == "What is" else "."
     if sharp:
         return (
@@ -44,10 +41,6 @@ def _question(theme: Theme, sharp: bool, rng: np.random.Generator) -> str:
         f"{theme.units} there whose {d} follows their side of the cutoff (the jump in the "
         f"mean of {y} over the jump in the share treated), in the units of {y}{end}"
     )
-
-
-def _missing_fact(tokens: tuple[str, ...]) -> str:
-    return ", ".join(f'"{t}"' for t in tokens)
 
 
 def _coding_fact(mess: Mess) -> str:
@@ -85,7 +78,7 @@ def design_facts(
         ("Treatment coding", _coding_fact(mess)),
         ("Outcome", f"`{theme.outcome.name}`"),
         ("Unit id", f"`{theme.id_name}`"),
-        ("Missing values", _missing_fact(mess.tokens)),
+        ("Missing values", missing_fact(mess.tokens)),
     )
 
 
@@ -127,7 +120,7 @@ def notes(theme: Theme, mess: Mess) -> tuple[str, ...]:
     """The Data notes: each kind of mess the extract has, declared."""
     (one, zero), (alt_one, alt_zero) = mess.codes
     return (
-        f"Blank cells are written as {_missing_fact(mess.tokens)}; which cells are blank is "
+        f"Blank cells are written as {missing_fact(mess.tokens)}; which cells are blank is "
         "unrelated to any value (missing completely at random).",
         f"Some records were sent twice: exact duplicate rows (same `{theme.id_name}`) are one "
         f"{theme.unit}, not two.",
@@ -149,8 +142,8 @@ def dictionary(
 ) -> DesignDictionary:
     """The task's README words (`rng`: the prompt stream)."""
     return DesignDictionary(
-        title=_pick(theme.titles, rng),
-        intro=_pick(theme.intros, rng),
+        title=pick(theme.titles, rng),
+        intro=pick(theme.intros, rng),
         question=_question(theme, sharp, rng),
         design=design_facts(theme, sharp, cutoff, date_format, mess),
         assumptions=assumptions(theme, sharp),
