@@ -7,11 +7,20 @@ complier share of a binary instrument (model.complier_share), the distance slope
 a count treatment (its first stage is linear, so exactly). The hooks then certify the
 clean sample's F against the tier's band (F_BANDS) and redraw outside it; the truth
 is never consulted.
+
+The hard tier is certified on the model instead: its concentration puts the expected
+F (1 + mu^2) between 4 and 10, and no sample F is selected on. Selecting samples by
+their first-stage F selects on the first stage's noise, which is strongly correlated
+with the outcome's there, and under that selection no interval keeps its level (not
+even Anderson-Rubin's, exact unconditionally). Its confounding is also stronger (U
+nearly all of both errors), which is where the conventional Wald interval of 2SLS
+under-covers and the Anderson-Rubin interval does not.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
@@ -19,17 +28,18 @@ from scipy.stats import norm
 from causal_gym.families.iv.model import IvModel, Outcome, complier_share
 from causal_gym.plan.tiers import Tier
 
-#: The first-stage F a tier's clean sample must show (the certificate).
+#: The first-stage F a strong-instrument tier's clean sample must show (the certificate).
 F_BANDS: dict[Tier, tuple[float, float]] = {
     Tier.EASY: (50.0, 300.0),
     Tier.MEDIUM: (15.0, 50.0),
-    Tier.HARD: (4.0, 15.0),
 }
+#: The hard tier's expected first-stage F, 1 + mu^2 (the model's certificate).
+WEAK_EXPECTED_F = (4.0, 10.0)
 #: The range sqrt(mu^2) is drawn from, inside each band with room for the F's spread.
 _ROOT_CONCENTRATION: dict[Tier, tuple[float, float]] = {
     Tier.EASY: (8.5, 15.0),
     Tier.MEDIUM: (4.6, 6.2),
-    Tier.HARD: (2.4, 3.3),
+    Tier.HARD: (math.sqrt(WEAK_EXPECTED_F[0] - 1.0), math.sqrt(WEAK_EXPECTED_F[1] - 1.0)),
 }
 #: Covariates per tier.
 COVARIATES: dict[Tier, tuple[int, int]] = {
@@ -39,14 +49,29 @@ COVARIATES: dict[Tier, tuple[int, int]] = {
 }
 #: The share of binary-treatment tasks whose effects vary (estimand "late").
 LATE_SHARE = 0.6
-#: U's share of the treatment index's variance, the covariates' share, U's weight on
-#: the outcome and the outcome's own noise (standardized units): U dominates both, so
-#: the first stage's and the outcome's errors are strongly correlated, which is what
-#: makes a weak instrument's Wald interval fail.
-U_SHARE = (0.45, 0.75)
-X_SHARE = (0.08, 0.25)
-KAPPA = (0.5, 1.0)
-SIGMA = (0.5, 0.9)
+
+
+@dataclass(frozen=True)
+class Confounding:
+    """Ranges of U's and x's shares of the treatment index's variance, U's weight on
+    the outcome and the outcome's own noise (standardized units). U dominates both, so
+    the first stage's and the outcome's errors are correlated: what makes OLS biased,
+    and, where the instrument is weak, the Wald interval fail."""
+
+    u_share: tuple[float, float]
+    x_share: tuple[float, float]
+    kappa: tuple[float, float]
+    sigma: tuple[float, float]
+
+
+_STRONG = Confounding((0.45, 0.75), (0.08, 0.25), (0.5, 1.0), (0.5, 0.9))
+#: The weak tier's U carries almost all of both errors (their correlation ~0.9).
+_WEAK = Confounding((0.7, 0.85), (0.05, 0.1), (0.9, 1.2), (0.1, 0.3))
+CONFOUNDING: dict[Tier, Confounding] = {
+    Tier.EASY: _STRONG,
+    Tier.MEDIUM: _STRONG,
+    Tier.HARD: _WEAK,
+}
 #: The always-takers' baseline shift over the never-takers' (standardized units) and
 #: the compliers' as a fraction of it.
 STRATA = (0.0, 0.0)
@@ -59,11 +84,13 @@ def _signed(
     return rng.choice([-1.0, 1.0], size=size) * rng.uniform(low, high, size=size)
 
 
-def _index(k: int, rng: np.random.Generator) -> tuple[tuple[float, ...], float, float]:
+def _index(
+    k: int, confounding: Confounding, rng: np.random.Generator
+) -> tuple[tuple[float, ...], float, float]:
     """The treatment index's loadings (g on x, a on U, s on its own noise), Var = 1:
     U carries most of it, so the confounding is material."""
-    share_x = rng.uniform(*X_SHARE)
-    share_u = rng.uniform(*U_SHARE)
+    share_x = rng.uniform(*confounding.x_share)
+    share_u = rng.uniform(*confounding.u_share)
     weights = rng.dirichlet(np.ones(k))
     gamma = rng.choice([-1.0, 1.0], size=k) * np.sqrt(share_x * weights)
     a_u = float(_signed(rng, math.sqrt(share_u), math.sqrt(share_u)))
@@ -81,10 +108,11 @@ def draw_model(
     """One task's model: `k` covariates, a binary or count treatment, varying effects
     (`late`) or a constant one, first-stage strength for `n` rows from the tier."""
     mu2 = concentration(tier, rng)
-    gamma, a_u, s_w = _index(k, rng)
+    confounding = CONFOUNDING[tier]
+    gamma, a_u, s_w = _index(k, confounding, rng)
     theta = tuple(float(t) for t in _signed(rng, 0.2, 0.6, k))
-    kappa = float(_signed(rng, *KAPPA))
-    sigma = float(rng.uniform(*SIGMA))
+    kappa = float(_signed(rng, *confounding.kappa))
+    sigma = float(rng.uniform(*confounding.sigma))
     if binary:
         p = float(rng.uniform(0.3, 0.6))
         always = float(rng.uniform(0.05, 0.3))
