@@ -804,23 +804,34 @@ def test_concurrent_pulls_never_pass_a_consumer_s_cap(streams: dict[str, Stream]
 
 def test_revoking_a_consumer_ends_its_running_pull(streams: dict[str, Stream]) -> None:
     """After a revoke, 29 of 30 tasks of the consumer's running pull once still arrived;
-    now the pull ends with an `unauthorized` line and its handles are forgotten."""
+    now the pull ends with an `unauthorized` line, no task is issued after the revoke
+    and its handles are forgotten. (Tasks the server wrote before the revoke may still
+    sit in the socket's buffers: how many depends on their size, so the test counts
+    issues on the server, not arrivals: small design-family tasks once let 5 arrive
+    against a bound of 4.)"""
     beta = streams["beta"]
     operator = beta.operator()
     got: list[Any] = []
+    at_revoke = -1
+
+    def delivered() -> int:
+        [view] = [c for c in operator.status().consumers if c.name == "doomed"]
+        return view.tasks_delivered
+
     with beta.client(beta.mint("doomed")) as client:
         with pytest.raises(StreamError, match="revoked") as caught:
             for task in client.iter_tasks(30):
                 got.append(task)
                 if len(got) == 2:
                     operator.revoke("doomed")
+                    at_revoke = delivered()
         assert caught.value.code == "unauthorized"
         with pytest.raises(StreamError, match="valid token"):
             client.me()
         with pytest.raises(StreamError, match="valid token"):
             client.score(got[0].handle, answer_for(got[0]))
     [view] = [c for c in operator.status().consumers if c.name == "doomed"]
-    assert len(got) <= 4 and view.tasks_delivered <= 4, (len(got), view)
+    assert 2 <= len(got) <= view.tasks_delivered == at_revoke < 30, (len(got), at_revoke, view)
     assert view.revoked and (view.handles_outstanding, view.handles_reserved) == (0, 0)
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from verifiers.v1.utils.loaders import load_taskset
 
 import causal_gym
+from causal_gym.contracts.families import family_names
 from causal_gym.errors import KeyFormatError
 from causal_gym.rng_keys import DEFAULT_EVAL_KEY
 from causal_gym.splits.manifest import load_manifest, split_ids
@@ -87,8 +88,9 @@ def test_eval_v2_split_serves_the_multi_estimand_families() -> None:
 def test_train_split_is_infinite_and_interleaves_families() -> None:
     taskset = CausalGymTaskset(CausalGymTasksetConfig(split="train"))
     assert taskset.INFINITE and not taskset.bounded
-    first = [t.data.id for t in taskset.take(7)]
-    families = ["ate", "adjustment", "null_detect", "cate", "mediation", "obs_vs_rct"]
+    families = list(family_names())  # every registered family, in registry order
+    assert families[:6] == ["ate", "adjustment", "null_detect", "cate", "mediation", "obs_vs_rct"]
+    first = [t.data.id for t in taskset.take(len(families) + 1)]
     assert first == [f"train:{f}:0" for f in families] + ["train:ate:1"]
     only = CausalGymTaskset(CausalGymTasksetConfig(split="train", families=["null_detect"]))
     assert [t.data.id for t in only.take(2)] == ["train:null_detect:0", "train:null_detect:1"]

@@ -13,11 +13,10 @@ kind).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from causal_gym.contracts.designs import DesignContract
-from causal_gym.contracts.families import contracts
 from causal_gym.registries import Registry, load_entry_point
 from orchestrator.errors import AgentSpecError
 
@@ -54,13 +53,29 @@ def register_agent(entry: AgentEntry) -> AgentEntry:
     return entry
 
 
+@functools.cache
+def _register_design_probes() -> None:
+    """Each design family's probes are agents, named by its contract's extra_probes
+    (hyphenated). Registered on first lookup, not at import: the contracts load
+    pydantic, which listing the agents for `--help` must not."""
+    from causal_gym.contracts.designs import DesignContract
+    from causal_gym.contracts.families import contracts
+
+    for contract in contracts():
+        if isinstance(contract, DesignContract):
+            for probe in contract.extra_probes:
+                _builtin(probe.replace("_", "-"), f"hack probe: {contract.name}'s {probe}", "probe")
+
+
 def entries() -> tuple[AgentEntry, ...]:
     """Every registered agent, in registry order (their factories stay unloaded)."""
+    _register_design_probes()
     return AGENTS.values()
 
 
 def find(spec: str) -> AgentEntry | None:
     """The entry an `--agent` value names (exactly, or by its prefix)."""
+    _register_design_probes()
     if spec in AGENTS.names() and AGENTS.get(spec).pattern is None:
         return AGENTS.get(spec)
     for entry in entries():
@@ -69,8 +84,12 @@ def find(spec: str) -> AgentEntry | None:
     return None
 
 
-def accepted() -> str:
-    """Every name and pattern, for errors and `--help`."""
+def accepted(*, light: bool = False) -> str:
+    """Every name and pattern, for errors; `light` (for `--help`, built at import)
+    names the design families' probes by kind instead of loading the contracts."""
+    if light:
+        names = [e.pattern or e.name for e in AGENTS.values()]
+        return ", ".join(names) + ", and each design family's probes (named in its contract)"
     return ", ".join(e.pattern or e.name for e in entries())
 
 
@@ -101,10 +120,6 @@ for _probe, _what in (
     ("always-biased", "obs_vs_rct: the trial alone, always biased"),
 ):
     _builtin(_probe, f"hack probe: {_what}", "probe")
-for _contract in contracts():
-    if isinstance(_contract, DesignContract):  # its probes are named by its contract
-        for _probe in _contract.extra_probes:
-            _builtin(_probe.replace("_", "-"), f"hack probe: {_contract.name}'s {_probe}", "probe")
 _builtin("escape", "tries the network, the key and host files; reports what it found", "escape")
 register_agent(
     AgentEntry(

@@ -57,7 +57,7 @@ app = typer.Typer(
 )
 EXIT_BAD_INPUT = 2
 #: From the agent registry, which names entry points and loads no agent code.
-AGENT_HELP = accepted_agents() + "."
+AGENT_HELP = accepted_agents(light=True) + "."
 
 
 #: The longest budget any command accepts (a day): beyond it, a typo, not a plan.
