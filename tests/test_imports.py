@@ -42,6 +42,8 @@ def test_public_names_still_resolve_on_first_use() -> None:
 def test_written_out_constants_match_their_sources() -> None:
     from scipy.stats import norm
 
+    from causal_gym.contracts.designs import DesignContract
+    from causal_gym.contracts.families import contracts
     from causal_gym.reference.analyst import Z
     from causal_gym.task_id import FAMILIES
     from causal_gym.vf.taskset import FamilyName
@@ -51,4 +53,14 @@ def test_written_out_constants_match_their_sources() -> None:
     assert float(norm.ppf(0.95)) == Z  # to the last bit
     assert tuple(get_args(FamilyName)) == FAMILIES
     listed = AGENT_HELP.rstrip(".").split(", ")
-    assert listed == [e.pattern or e.name for e in entries()]
+    # --help lists every agent but the design probes, which it names by kind (listing
+    # them loads the contracts); those are exactly the design contracts' probes.
+    assert listed[:-1] == [e.pattern or e.name for e in entries() if e.family is None]
+    assert listed[-1] == "and each design family's probes (named in its contract)"
+    design = {(e.family, e.name) for e in entries() if e.family is not None}
+    assert design == {
+        (c.name, p.replace("_", "-"))
+        for c in contracts()
+        if isinstance(c, DesignContract)
+        for p in c.extra_probes
+    }

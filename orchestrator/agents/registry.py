@@ -34,6 +34,8 @@ class AgentEntry:
     #: point that checks a value of it without starting anything.
     pattern: str | None = None
     check: str | None = None
+    #: The design family whose named probe this agent is (registered from its contract).
+    family: str | None = None
 
 
 def _accept(name: str, loaded: Any) -> AgentEntry:
@@ -64,7 +66,9 @@ def _register_design_probes() -> None:
     for contract in contracts():
         if isinstance(contract, DesignContract):
             for probe in contract.extra_probes:
-                _builtin(probe.replace("_", "-"), f"hack probe: {contract.name}'s {probe}", "probe")
+                name, what = probe.replace("_", "-"), f"hack probe: {contract.name}'s {probe}"
+                factory = "orchestrator.agents.factories:probe"
+                register_agent(AgentEntry(name, what, factory, family=contract.name))
 
 
 def entries() -> tuple[AgentEntry, ...]:
@@ -88,7 +92,7 @@ def accepted(*, light: bool = False) -> str:
     """Every name and pattern, for errors; `light` (for `--help`, built at import)
     names the design families' probes by kind instead of loading the contracts."""
     if light:
-        names = [e.pattern or e.name for e in AGENTS.values()]
+        names = [e.pattern or e.name for e in AGENTS.values() if e.family is None]
         return ", ".join(names) + ", and each design family's probes (named in its contract)"
     return ", ".join(e.pattern or e.name for e in entries())
 
