@@ -69,7 +69,11 @@ class EpisodeMode:
         self.retries = RetryPolicy(Retries(), cap=10**12)
         self.lost = self.retried = self.nodes_lost = self.started = 0
         self.nodes: NodeWatch | None = None
+        #: Slots taken (a rollout pulling its task or running); bounds production.
         self._running = 0
+        #: Rollouts started and not yet buffered: the `running` of the stats, which
+        #: excludes a slot still waiting for its task so started always adds up.
+        self._in_flight = 0
         self._buffer: deque[Rollout] = deque()
         self._arrived = asyncio.Event()
         self._producer: asyncio.Task[None] | None = None
@@ -150,6 +154,7 @@ class EpisodeMode:
                 raise
             wire = TaskWire.model_validate_json(made.line)
             self.started += 1  # from here it ends buffered (then delivered or stale)
+            self._in_flight += 1
             attempts = 1
             result, failure = await self._run(slot, wire)
             while self.retries.allow(wire.handle, failure, result):
@@ -163,6 +168,7 @@ class EpisodeMode:
             lost = failure in (FailureClass.LOST, FailureClass.NODE_LOST)
             status = failure.value if lost and failure is not None else None
             self._buffer.append(_rollout(wire, version, result, score, attempts, status))
+            self._in_flight -= 1  # the same step as the append: no await in between
             self._arrived.set()
         finally:
             self._running -= 1
@@ -253,7 +259,7 @@ class EpisodeMode:
 
     @property
     def running(self) -> int:
-        return self._running
+        return self._in_flight
 
     @property
     def buffered(self) -> int:
