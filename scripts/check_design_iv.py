@@ -20,7 +20,7 @@ from causal_gym.reference.designs import files_answer
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import score_answer
 
-METHODS = ("reference", "ols", "reduced_form", "wald_2sls")
+METHODS = ("reference", "ols", "reduced_form", "wald_2sls", "anderson_rubin")
 TIERS = ("easy", "medium", "hard")
 
 

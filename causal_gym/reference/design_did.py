@@ -196,4 +196,6 @@ def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> desig
         estimate, se, weights = post_minus_pre(panel)
         rows = panel.adopter[panel.cells.unit]
         return _answer(estimate, se, panel.y[rows], panel.cells.unit[rows], weights)
-    raise ValueError(f"unknown did probe {name!r}; the probes are {', '.join(PROBES)}")
+    raise designs.UnknownProbeError(
+        f"unknown did probe {name!r}; the probes are {', '.join(PROBES)}"
+    )

@@ -138,4 +138,6 @@ def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> desig
         return _answer(data, local.local_jump(data.x, bandwidth(data) / 4, 1))
     if name == "wide_bandwidth":
         return _answer(data, local.local_jump(data.x, np.inf, 1, "uniform"))
-    raise ValueError(f"unknown rdd probe {name!r}; the probes are {', '.join(PROBES)}")
+    raise designs.UnknownProbeError(
+        f"unknown rdd probe {name!r}; the probes are {', '.join(PROBES)}"
+    )

@@ -39,6 +39,10 @@ class DesignReadmeError(ValueError):
     """The README has no Design section, or it lacks a fact the family needs."""
 
 
+class UnknownProbeError(ValueError):
+    """A probe name the family's module does not have (its PROBES lists them)."""
+
+
 @dataclass(frozen=True)
 class DesignReadme:
     """The Design section's facts by key, in the README's order."""
@@ -179,10 +183,17 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python designs.py DIR [--probe NAME]", file=sys.stderr)
         return 2
     directory = Path(args[0])
-    files = {p.name: p.read_bytes() for p in directory.iterdir() if p.suffix in (".csv", ".md")}
+    try:
+        files = {name: (directory / name).read_bytes() for name in ("README.md", "data.csv")}
+    except OSError as exc:
+        print(f"design reference: {directory} needs README.md and data.csv: {exc}", file=sys.stderr)
+        return 2
     try:
         print(json.dumps(files_answer(files, probe)))
-    except (OSError, KeyError, ValueError) as exc:
+    except UnknownProbeError as exc:  # a bad argument
+        print(f"design reference: {exc}", file=sys.stderr)
+        return 2
+    except (DesignReadmeError, ArithmeticError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         print(f"design reference: {exc}", file=sys.stderr)
         return 1
     return 0

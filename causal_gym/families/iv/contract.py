@@ -30,7 +30,7 @@ class IvFamily(DesignContract):
     estimands = ("late", "ate")
     splits: ClassVar[Mapping[Namespace, int]] = {}
     reference_kit = DesignContract.design_kit("design_iv.py")
-    extra_probes = ("ols", "reduced_form", "wald_2sls")
+    extra_probes = ("ols", "reduced_form", "wald_2sls", "anderson_rubin")
     hooks = "causal_gym.families.iv.hooks:IvHooks"
 
 

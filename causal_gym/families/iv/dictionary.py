@@ -43,10 +43,19 @@ def _codes_fact(mess: Mess) -> str:
     return f'"{one}", "{alt_one}" mean 1; "{zero}", "{alt_zero}" mean 0'
 
 
+def _range_fact(theme: Theme, bound: float) -> str:
+    per = "" if theme.binary else " per session"
+    return (
+        f"between -{bound:g} and {bound:g} (units of `{theme.outcome.name}`{per}); the "
+        "taskset draws each task's effect uniformly in this range"
+    )
+
+
 def design_facts(
-    theme: Theme, estimand: str, covariates: tuple[Measure, ...], mess: Mess
+    theme: Theme, estimand: str, covariates: tuple[Measure, ...], mess: Mess, bound: float
 ) -> tuple[tuple[str, str], ...]:
-    """The Design section: the keys reference/design_iv.py reads."""
+    """The Design section: the keys reference/design_iv.py reads. The effect range is
+    the prior the truth is drawn from (draw.py), disclosed whole."""
     listed = ", ".join(f"`{m.name}`" for m in covariates) or "none"
     facts = [
         ("Family", "iv"),
@@ -59,6 +68,7 @@ def design_facts(
         ("Covariates", listed),
         ("Unit id", f"`{theme.id_name}`"),
         ("Effects", "vary across units" if estimand == "late" else "the same for every unit"),
+        ("Effect range", _range_fact(theme, bound)),
         ("Missing values", missing_fact(mess.tokens)),
     ]
     if theme.binary:
@@ -133,14 +143,16 @@ def dictionary(
     covariates: tuple[Measure, ...],
     mess: Mess,
     order: tuple[str, ...],
+    bound: float,
     rng: np.random.Generator,
 ) -> DesignDictionary:
-    """The task's README words (`rng`: the prompt stream)."""
+    """The task's README words (`rng`: the prompt stream; `bound`: the disclosed
+    effect range's half-width)."""
     return DesignDictionary(
         title=pick(theme.titles, rng),
         intro=pick(theme.intros, rng),
         question=_question(theme, estimand, rng),
-        design=design_facts(theme, estimand, covariates, mess),
+        design=design_facts(theme, estimand, covariates, mess, bound),
         assumptions=assumptions(theme, estimand),
         columns=columns(theme, covariates, order),
         notes=notes(theme, covariates, mess),

@@ -15,12 +15,19 @@ with the outcome's there, and under that selection no interval keeps its level (
 even Anderson-Rubin's, exact unconditionally). Its confounding is also stronger (U
 nearly all of both errors), which is where the conventional Wald interval of 2SLS
 under-covers and the Anderson-Rubin interval does not.
+
+The estimand itself is drawn uniformly on a range the README discloses (Effect
+range): +-EFFECT_RANGE outcome SDs for a binary treatment, per session for a count
+(scaled by the count's spread), rounded to two significant digits in the outcome's
+units. tau0 is then set so the model's exact truth is the drawn value. With a weak
+instrument the data say little, and an analyst who combines them with the disclosed
+range does better than either alone (reference/design_iv.py).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import norm
@@ -72,6 +79,10 @@ CONFOUNDING: dict[Tier, Confounding] = {
     Tier.MEDIUM: _STRONG,
     Tier.HARD: _WEAK,
 }
+#: The disclosed effect range's half-width before rounding, in standardized outcome
+#: units (binary treatment) and per standardized session (count treatment).
+EFFECT_RANGE_BINARY = 0.8
+EFFECT_RANGE_COUNT = 0.6
 #: The always-takers' baseline shift over the never-takers' (standardized units) and
 #: the compliers' as a fraction of it.
 STRATA = (0.0, 0.0)
@@ -97,16 +108,38 @@ def _index(
     return tuple(float(g) for g in gamma), a_u, math.sqrt(1.0 - share_x - share_u)
 
 
+def effect_bound(standardized: float, scale: float) -> float:
+    """The disclosed half-width in outcome units: two significant digits."""
+    value = standardized * scale
+    digits = 1 - math.floor(math.log10(value))
+    return round(value, digits)
+
+
+def _with_truth(model: IvModel, target: float) -> IvModel:
+    """The model with tau0 moved so its exact truth is `target` (truth is tau0 plus a
+    part that does not depend on tau0)."""
+    offset = model.truth() - model.outcome.tau0
+    return replace(model, outcome=replace(model.outcome, tau0=target - offset))
+
+
 def concentration(tier: Tier, rng: np.random.Generator) -> float:
     """mu^2 for a task of this tier."""
     return float(rng.uniform(*_ROOT_CONCENTRATION[tier])) ** 2
 
 
 def draw_model(
-    tier: Tier, k: int, binary: bool, late: bool, n: int, rng: np.random.Generator
-) -> IvModel:
-    """One task's model: `k` covariates, a binary or count treatment, varying effects
-    (`late`) or a constant one, first-stage strength for `n` rows from the tier."""
+    tier: Tier,
+    k: int,
+    binary: bool,
+    late: bool,
+    n: int,
+    scale: float,
+    rng: np.random.Generator,
+) -> tuple[IvModel, float]:
+    """One task's model and its disclosed effect range's half-width (in outcome units,
+    `scale` per standardized unit): `k` covariates, a binary or count treatment,
+    varying effects (`late`) or a constant one, first-stage strength for `n` rows
+    from the tier."""
     mu2 = concentration(tier, rng)
     confounding = CONFOUNDING[tier]
     gamma, a_u, s_w = _index(k, confounding, rng)
@@ -117,7 +150,9 @@ def draw_model(
         p = float(rng.uniform(0.3, 0.6))
         always = float(rng.uniform(0.05, 0.3))
         compliers = min(complier_share(n, p, always, mu2), 0.93 - always)
-        tau0 = float(_signed(rng, 0.15, 0.8))
+        bound = effect_bound(EFFECT_RANGE_BINARY, scale)
+        target = float(rng.uniform(-bound, bound)) / scale
+        tau0 = 0.0
         if late:
             outcome = Outcome(
                 theta, kappa, sigma, tau0,
@@ -129,17 +164,20 @@ def draw_model(
             outcome = Outcome(theta, kappa, sigma, tau0)
         shift = float(rng.uniform(*STRATA)) * math.copysign(1.0, kappa * a_u)
         strata = (shift, shift * float(rng.uniform(*COMPLIER_FRACTION)))
-        return IvModel(
+        model = IvModel(
             binary=True, gamma=gamma, a_u=a_u, s_w=s_w, outcome=outcome, p=p, strata=strata,
             c1=float(norm.isf(always + compliers)), c2=float(norm.isf(always)),
         )  # fmt: skip
+        return _with_truth(model, target), bound
     d_loc = float(rng.uniform(6.0, 14.0))
     d_scale = d_loc / float(rng.uniform(3.2, 4.5))
     residual = a_u**2 + s_w**2 + 1.0 / (12.0 * d_scale**2)  # after x, in index units
-    per_session = float(_signed(rng, 0.1, 0.6)) / d_scale
-    return IvModel(
+    bound = effect_bound(EFFECT_RANGE_COUNT / d_scale, scale)
+    per_session = float(rng.uniform(-bound, bound)) / scale
+    model = IvModel(
         binary=False, gamma=gamma, a_u=a_u, s_w=s_w,
         outcome=Outcome(theta, kappa, sigma, per_session),
         shape=float(rng.uniform(2.5, 5.0)), mean_km=float(rng.uniform(8.0, 25.0)),
         pi=math.sqrt(mu2 / n * residual), d_loc=d_loc, d_scale=d_scale,
     )  # fmt: skip
+    return model, bound

@@ -3,16 +3,15 @@
 (data), the certificate on its first-stage F, the staged bytes and README words
 (messiness, prompt), and, sealed, the exact truth and the anchor r (anchor).
 
-r = 2 z90 sqrt(V / n): V the variance of the IV estimator's influence function under
-the model (model.IvModel.influence_variance), n the rows an analysis can use (the
+r is the 5% quantile of the reference's 90% posterior width over the task's samples,
+from the model's reduced form (anchor.py), for n the rows an analysis can use (the
 clean rows with no blank cell, fixed by the mess before any value is drawn).
 """
 
 from __future__ import annotations
 
-import math
-
 from causal_gym.designs.candidate import DesignCandidate, DesignRejection
+from causal_gym.families.iv.anchor import anchor_width
 from causal_gym.families.iv.dictionary import dictionary
 from causal_gym.families.iv.draw import COVARIATES, F_BANDS, LATE_SHARE, draw_model
 from causal_gym.families.iv.model import first_stage_f
@@ -47,7 +46,8 @@ class IvHooks(FamilyHooks):
         late = theme.binary and bool(streams.scm.random() < LATE_SHARE)
         estimand = "late" if late else "ate"
         mess = plan_mess(TIER_SPECS[tier], plan.staged_rows, k, streams.messiness)
-        model = draw_model(tier, k, theme.binary, late, mess.n_clean, streams.scm)
+        scale = theme.outcome.scale
+        model, bound = draw_model(tier, k, theme.binary, late, mess.n_clean, scale, streams.scm)
         clean = model.draw(streams.data, mess.n_clean)
         if tier in F_BANDS:  # the weak tier is certified on its model (draw.py)
             low, high = F_BANDS[tier]
@@ -55,9 +55,8 @@ class IvHooks(FamilyHooks):
                 reason = f"the first-stage F is outside the tier's [{low}, {high}]"
                 return DesignRejection((reason,))
         staged = stage_rows(clean, theme, covariates, mess, streams.messiness)
-        words = dictionary(theme, estimand, covariates, mess, staged.columns, streams.prompt)
-        scale = theme.outcome.scale
-        variance = model.influence_variance(streams.anchor)
+        words = dictionary(theme, estimand, covariates, mess, staged.columns, bound, streams.prompt)
+        anchor = anchor_width(model, bound / scale, mess.n_complete, streams.anchor)
         names = (theme.instrument[0], theme.treatment[0], theme.outcome.name)
         z, d, y = names
         covariate_names = tuple(m.name for m in covariates)
@@ -70,7 +69,7 @@ class IvHooks(FamilyHooks):
             dictionary=words,
             estimand=estimand,
             truth=scale * model.truth(),
-            anchor_width=2.0 * Z90 * scale * math.sqrt(variance / mess.n_complete),
+            anchor_width=scale * anchor,
             subtier=subtier(tier),
             treatment=d,
             outcome=y,
