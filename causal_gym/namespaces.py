@@ -19,6 +19,7 @@ class Namespace(StrEnum):
     EVAL_V1 = "eval-v1"
     EVAL_V2 = "eval-v2"
     EVAL_EXPERT_V1 = "eval-expert-v1"
+    EVAL_V3 = "eval-v3"
 
 
 NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)

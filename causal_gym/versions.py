@@ -19,7 +19,8 @@ byte. Train tasks (fresh-key streams, the audits) use the newest. History
    outcome variance, and the README saying so; every obs_vs_rct extract has an
    unobserved cause of its treatment (a confounder only in the confounded class), so
    treatment assignment and generation attempts do not tell the classes; cate's and
-   mediation's READMEs disclose their effect sizes too.
+   mediation's READMEs disclose their effect sizes too. eval-v3 (the design families
+   iv, did, rdd) is frozen at this version.
 
 REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
 the agent never sees (an anchor width, an interval level, a weight) or to the formula
@@ -48,6 +49,7 @@ FROZEN_VERSIONS: Final = {
     Namespace.EVAL_V1: 2,
     Namespace.EVAL_V2: 2,
     Namespace.EVAL_EXPERT_V1: 2,
+    Namespace.EVAL_V3: 3,
 }
 
 

@@ -21,6 +21,9 @@ GOLDEN_IDS = (
     "eval-v1:null_detect:159",
     "eval-expert-v1:ate:99",
     "eval-expert-v1:null_detect:0",
+    "eval-v3:iv:0",
+    "eval-v3:did:77",
+    "eval-v3:rdd:149",
 )
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "tests" / "golden" / "sha256.json"
 

@@ -23,6 +23,7 @@ from causal_gym.families.null_detect.contract import NULL_BLOCK_SIZE
 from causal_gym.families.obs_vs_rct.contract import BIAS_BLOCK_SIZE
 from causal_gym.generate.draw import effect_class_for
 from causal_gym.hooks import hooks_of
+from causal_gym.namespaces import Namespace
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference import analyst, designs, estimand_probes, probes
 from causal_gym.reference import answer as reference_answer
@@ -101,8 +102,9 @@ def test_effect_classes_and_eval_counts(spec: FamilyContract, default_key) -> No
         assert all(count % BIAS_BLOCK_SIZE == 0 for count in spec.splits.values())
     else:
         assert classes == {EffectClass.STANDARD}
-    # Every seed family is in a frozen split; the design families wait for eval-v3.
-    assert bool(spec.splits) != isinstance(spec, DesignContract)
+    # Every family is in a frozen split; the design families in eval-v3 alone.
+    assert spec.splits
+    assert (Namespace.EVAL_V3 in spec.splits) == isinstance(spec, DesignContract)
     for split, count in spec.splits.items():
         assert load_manifest(split).counts[spec.name] == count
 

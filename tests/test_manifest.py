@@ -86,7 +86,7 @@ def test_cli_list_and_verify() -> None:
     assert verified.returncode == 0 and "verified 3 of 500 tasks, 0 mismatches" in verified.stdout
     bad = causal_gym_cli("manifest", "list", "--split", "v2")
     assert bad.returncode == 2
-    assert "accepted splits are eval-v1, eval-v2, eval-expert-v1" in bad.stderr
+    assert "accepted splits are eval-v1, eval-v2, eval-expert-v1, eval-v3" in bad.stderr
 
 
 def test_eval_v2_manifest_shape_and_a_spread_sample_reproduces(default_key) -> None:
@@ -151,3 +151,24 @@ def test_cli_lists_and_verifies_eval_expert() -> None:
     assert listed.returncode == 0 and len(listed.stdout.split()) == 300
     verified = causal_gym_cli("manifest", "verify", "--split", "eval-expert-v1", "--limit", "2")
     assert verified.returncode == 0 and "verified 2 of 300 tasks, 0 mismatches" in verified.stdout
+
+
+def test_eval_v3_manifest_shape_a_spread_sample_and_the_cli_verify(default_key) -> None:
+    """eval-v3 is verified in CI like the other splits: the design families, 150 each
+    over every tier, frozen at generator 3, with no hidden subtier in what a manifest
+    entry records; the CLI lists and verifies it."""
+    manifest = load_manifest("eval-v3")
+    assert [e.task_id for e in manifest.tasks] == split_ids("eval-v3")
+    assert Counter(e.family.value for e in manifest.tasks) == {"iv": 150, "did": 150, "rdd": 150}
+    for family in ("iv", "did", "rdd"):
+        tiers = Counter(e.tier.value for e in manifest.tasks if e.family.value == family)
+        assert set(tiers) == {"easy", "medium", "hard"} and min(tiers.values()) >= 30, tiers
+    assert manifest.generator_version == generator_version("eval-v3") == 3
+    assert "subtier" not in manifest.tasks[0].model_dump()
+    sample = spread_sample(manifest.tasks, 6)
+    assert {e.family for e in sample} == {e.family for e in manifest.tasks}
+    assert verify_entries(manifest, sample, default_key) == []
+    listed = causal_gym_cli("manifest", "list", "--split", "eval-v3")
+    assert listed.returncode == 0 and listed.stdout.split() == split_ids("eval-v3")
+    verified = causal_gym_cli("manifest", "verify", "--split", "eval-v3", "--limit", "3")
+    assert verified.returncode == 0 and "verified 3 of 450 tasks, 0 mismatches" in verified.stdout

@@ -98,7 +98,7 @@ def test_train_split_is_infinite_and_interleaves_families() -> None:
 
 def test_config_rejects_bad_values_before_anything_runs() -> None:
     with pytest.raises(ValidationError, match="train"):
-        CausalGymTasksetConfig(split="eval-v3")
+        CausalGymTasksetConfig(split="eval-v4")
     with pytest.raises(ValidationError, match="not hold the key itself"):
         CausalGymTaskConfig(env_key="ab" * 32)
     with pytest.raises(ValidationError, match="not an environment variable name"):

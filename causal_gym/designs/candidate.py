@@ -66,6 +66,9 @@ class DesignCandidate(Sealed):
     subtier: str
     treatment: str
     outcome: str
+    #: The staged row count the plan asked for: what a frozen split's manifest pins and
+    #: regenerates the task from (a panel's data.csv may hold a few rows more or fewer:
+    #: its missing unit-periods and re-sent copies).
     n_rows: int
     latent: tuple[str, ...] = ()
     roles: Mapping[str, str] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""The manifests of the frozen splits (eval-v1, eval-v2, eval-expert-v1): which ids a
+"""The manifests of the frozen splits (eval-v1, eval-v2, eval-expert-v1, eval-v3): which ids a
 split holds and what they stage.
 
 A manifest pins each task's staged row count (so a frozen split never depends on the

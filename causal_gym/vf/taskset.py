@@ -1,6 +1,6 @@
 """The causal-gym verifiers taskset: `train` (infinite) or a frozen split (`eval-v1`,
 the seed's three families; `eval-v2`, the multi-estimand ones; `eval-expert-v1`, the
-expert tier of the seed's three)."""
+expert tier of the seed's three; `eval-v3`, the design families iv, did, rdd)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class CausalGymTasksetConfig(vf.TasksetConfig):
     split: SplitName = "train"
     """`train`: unbounded, families interleaved (a fifth of the ate, adjustment and
     null_detect tasks are expert); `eval-v1` (500 tasks), `eval-v2` (450) or
-    `eval-expert-v1` (300): a frozen split in order."""
+    `eval-expert-v1` (300) or `eval-v3` (450): a frozen split in order."""
     families: list[FamilyName] = Field(default_factory=lambda: list(get_args(FamilyName)))
     """Families to draw from (train) or keep (a frozen split)."""
     task: CausalGymTaskConfig = CausalGymTaskConfig()

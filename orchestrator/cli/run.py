@@ -24,7 +24,7 @@ def run(
         Path | None, Opt("--config", help="A TOML run config (configs/*.toml).")
     ] = None,
     split: Annotated[
-        str | None, Opt("--split", help="eval-v1, eval-v2, eval-expert-v1 or train.")
+        str | None, Opt("--split", help="eval-v1, eval-v2, eval-expert-v1, eval-v3 or train.")
     ] = None,
     n: Annotated[
         int | None, Opt("-n", help="Number of tasks (eval-v1: all 500 by default).")

@@ -28,7 +28,7 @@ class DidFamily(DesignContract):
     label = "DiD"
     submission_model = DidSubmission
     estimands = ("att",)
-    splits: ClassVar[Mapping[Namespace, int]] = {}
+    splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V3: 150}
     reference_kit = DesignContract.design_kit("design_did_fe.py", "design_did.py")
     extra_probes = ("twfe", "post_minus_pre")
     hooks = "causal_gym.families.did.hooks:DidHooks"

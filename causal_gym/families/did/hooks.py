@@ -88,7 +88,7 @@ class DidHooks(FamilyHooks):
             subtier=model.subtier,
             treatment=d,
             outcome=o,
-            n_rows=mess.n_rows,
+            n_rows=plan.staged_rows,
             roles={
                 theme.id_column: "unit",
                 t: "period",

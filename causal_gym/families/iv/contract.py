@@ -28,7 +28,7 @@ class IvFamily(DesignContract):
     label = "IV"
     submission_model = IvSubmission
     estimands = ("late", "ate")
-    splits: ClassVar[Mapping[Namespace, int]] = {}
+    splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V3: 150}
     reference_kit = DesignContract.design_kit("design_iv.py")
     extra_probes = ("ols", "reduced_form", "wald_2sls", "anderson_rubin")
     hooks = "causal_gym.families.iv.hooks:IvHooks"
