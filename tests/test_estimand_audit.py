@@ -124,7 +124,7 @@ def test_live_estimand_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> 
 
 def test_bad_estimand_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
     out = str(tmp_path / "a.json")
-    unknown = causal_gym_cli("audit", "--families", "eval-v3", "--out", out)
+    unknown = causal_gym_cli("audit", "--families", "eval-v4", "--out", out)
     assert unknown.returncode == 2 and "accepted are eval-v1, eval-v2" in unknown.stderr
     mixed = causal_gym_cli("audit", "--families", "eval-v1", "--namespace", "eval-v2", "--out", out)
     assert mixed.returncode == 2 and "use --families eval-v2" in mixed.stderr

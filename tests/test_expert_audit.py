@@ -112,7 +112,7 @@ def test_bad_expert_audit_arguments_are_one_line_errors(tmp_path: Path) -> None:
     out = str(tmp_path / "a.json")
     unknown = causal_gym_cli("audit", "--families", "expert", "--out", out)
     assert unknown.returncode == 2
-    assert "accepted are eval-v1, eval-v2, eval-expert-v1" in unknown.stderr
+    assert "accepted are eval-v1, eval-v2, eval-expert-v1, eval-v3" in unknown.stderr
     mixed = causal_gym_cli(
         "audit", "--families", "eval-expert-v1", "--namespace", "eval-v1", "--out", out
     )

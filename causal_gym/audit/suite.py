@@ -7,10 +7,11 @@
 - tables: the numbers the docs and the terminal show,
 - plots: PNGs beside the report.
 
-The built-in suites are `seed` (eval-v1's families), `estimand` (eval-v2's) and
-`expert` (the expert tier), each named here by an entry string, so naming a suite
-imports nothing heavy; a package of its own adds one under the entry-point group
-`causal_gym.audit_suites` (causal_gym.registries.Registry, like every plug-in kind).
+The built-in suites are `seed` (eval-v1's families), `estimand` (eval-v2's),
+`expert` (the expert tier) and `design` (eval-v3's), each named here by an entry
+string, so naming a suite imports nothing heavy; a package of its own adds one under
+the entry-point group `causal_gym.audit_suites` (causal_gym.registries.Registry, like
+every plug-in kind).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ BUILTIN: dict[str, str] = {
     "seed": "causal_gym.audit.seed.suite:SUITE",
     "estimand": "causal_gym.audit.estimand.suite:SUITE",
     "expert": "causal_gym.audit.expert.suite:SUITE",
+    "design": "causal_gym.audit.design.suite:SUITE",
 }
 
 

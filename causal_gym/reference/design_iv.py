@@ -53,8 +53,7 @@ Z90 = designs.Z90
 #: The fallback interval's half-width, in robust standard errors, where the AR set is
 #: unbounded.
 FALLBACK_SES = 5.0 * Z90
-#: Grid points over the disclosed effect range.
-GRID = 4001
+GRID = designs.POSTERIOR_GRID
 PROBES = ("ols", "reduced_form", "wald_2sls", "anderson_rubin")
 
 
@@ -162,14 +161,6 @@ def anderson_rubin(data: IvData, level: float = LEVEL) -> tuple[float, float] | 
     return (half - root) / quad, (half + root) / quad
 
 
-def effect_range(readme: designs.DesignReadme) -> float:
-    """The Effect range fact's half-width ("between -B and B ...")."""
-    found = re.search(r"between -(\d+(?:\.\d+)?) and (\d+(?:\.\d+)?)", readme["Effect range"])
-    if found is None or found.group(1) != found.group(2):
-        raise designs.DesignReadmeError("the Effect range fact is not 'between -B and B'")
-    return float(found.group(1))
-
-
 def posterior_quantiles(
     a: np.ndarray,
     s: np.ndarray,
@@ -184,11 +175,7 @@ def posterior_quantiles(
     grid = np.linspace(-bound, bound, points)
     spread = v_aa - 2.0 * grid * v_as + grid * grid * v_ss  # w'Vw, w = (1, -b)
     gap = np.asarray(a, dtype=float)[:, None] - grid[None, :] * np.asarray(s, dtype=float)[:, None]
-    log_like = -0.5 * gap * gap / spread - 0.5 * np.log(spread)
-    weight = np.exp(log_like - log_like.max(axis=1, keepdims=True))
-    cdf = np.cumsum(weight, axis=1)
-    cdf = (cdf - 0.5 * weight) / cdf[:, -1:]  # each grid point's mass centred on it
-    return np.array([np.interp([0.5, 0.05, 0.95], row, grid) for row in cdf])
+    return designs.grid_quantiles(grid, -0.5 * gap * gap / spread - 0.5 * np.log(spread))
 
 
 def posterior(data: IvData, bound: float) -> tuple[float, float, float]:
@@ -220,7 +207,7 @@ def _fit(
 def fit(frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
     """The posterior median with the 90% posterior interval under the disclosed range."""
     data = prepare(frame, readme)
-    median, low, high = posterior(data, effect_range(readme))
+    median, low, high = posterior(data, designs.effect_range(readme))
     return _fit(median, low, high, data, None)
 
 

@@ -140,6 +140,38 @@ class DesignFit:
         return all(math.isfinite(v) for v in (self.estimate, self.ci_lower, self.ci_upper))
 
 
+#: Grid points of a posterior over the disclosed effect range.
+POSTERIOR_GRID = 4001
+
+
+def effect_range(readme: DesignReadme) -> float:
+    """The Effect range fact's half-width ("between -B and B ..."): the range the
+    task's truth is drawn from, uniformly."""
+    found = re.search(r"between -(\d+(?:\.\d+)?) and (\d+(?:\.\d+)?)", readme["Effect range"])
+    if found is None or found.group(1) != found.group(2):
+        raise DesignReadmeError("the Effect range fact is not 'between -B and B'")
+    return float(found.group(1))
+
+
+def grid_quantiles(grid: np.ndarray, log_like: np.ndarray) -> np.ndarray:
+    """Rows of (median, 5%, 95%) of a posterior on `grid` (uniform prior over it) from
+    each row's log likelihood."""
+    weight = np.exp(log_like - log_like.max(axis=1, keepdims=True))
+    cdf = np.cumsum(weight, axis=1)
+    cdf = (cdf - 0.5 * weight) / cdf[:, -1:]  # each grid point's mass centred on it
+    return np.array([np.interp([0.5, 0.05, 0.95], row, grid) for row in cdf])
+
+
+def normal_posterior_quantiles(
+    estimates: np.ndarray, se: float, bound: float, points: int = POSTERIOR_GRID
+) -> np.ndarray:
+    """Rows of (median, 5%, 95%) of the effect under a uniform prior on [-bound, bound]
+    and a normal likelihood N(estimate, se^2), one row per estimate."""
+    grid = np.linspace(-bound, bound, points)
+    gap = (np.asarray(estimates, dtype=float)[:, None] - grid[None, :]) / se
+    return grid_quantiles(grid, -0.5 * gap * gap)
+
+
 def family_module(family: str) -> Any:
     """The family's module of the kit, inside the package or beside this file."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", family):

@@ -16,14 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from causal_gym.designs.effect_range import ANCHOR_QUANTILE, POINTS, SAMPLES
 from causal_gym.families.iv.model import IvModel
 from causal_gym.reference.design_iv import posterior_quantiles
-
-#: Pairs (a, s) drawn in the limit experiment, and the posterior's grid for each.
-SAMPLES = 240
-POINTS = 801
-#: The quantile of the posterior width that r is.
-ANCHOR_QUANTILE = 0.05
 
 
 def reduced_form_moments(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
+from causal_gym.designs.effect_range import range_fact
 from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.iv.stage import Mess
 from causal_gym.families.iv.themes import Measure, Theme
@@ -44,11 +45,7 @@ def _codes_fact(mess: Mess) -> str:
 
 
 def _range_fact(theme: Theme, bound: float) -> str:
-    per = "" if theme.binary else " per session"
-    return (
-        f"between -{bound:g} and {bound:g} (units of `{theme.outcome.name}`{per}); the "
-        "taskset draws each task's effect uniformly in this range"
-    )
+    return range_fact(theme.outcome.name, bound, "" if theme.binary else " per session")
 
 
 def design_facts(

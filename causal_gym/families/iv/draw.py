@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.stats import norm
 
+from causal_gym.designs.effect_range import effect_bound
 from causal_gym.families.iv.model import IvModel, Outcome, complier_share
 from causal_gym.plan.tiers import Tier
 
@@ -106,13 +107,6 @@ def _index(
     gamma = rng.choice([-1.0, 1.0], size=k) * np.sqrt(share_x * weights)
     a_u = float(_signed(rng, math.sqrt(share_u), math.sqrt(share_u)))
     return tuple(float(g) for g in gamma), a_u, math.sqrt(1.0 - share_x - share_u)
-
-
-def effect_bound(standardized: float, scale: float) -> float:
-    """The disclosed half-width in outcome units: two significant digits."""
-    value = standardized * scale
-    digits = 1 - math.floor(math.log10(value))
-    return round(value, digits)
 
 
 def _with_truth(model: IvModel, target: float) -> IvModel:
