@@ -16,11 +16,12 @@ from collections import defaultdict
 import numpy as np
 
 from causal_gym.make import generate_task
+from causal_gym.reference.design_iv import PROBES
 from causal_gym.reference.designs import files_answer
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import score_answer
 
-METHODS = ("reference", "ols", "reduced_form", "wald_2sls", "anderson_rubin")
+METHODS = ("reference", *PROBES)
 TIERS = ("easy", "medium", "hard")
 
 

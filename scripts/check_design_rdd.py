@@ -17,11 +17,12 @@ from collections import defaultdict
 import numpy as np
 
 from causal_gym.make import generate_task
+from causal_gym.reference.design_rdd import PROBES
 from causal_gym.reference.designs import files_answer
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scoring.answer import score_answer
 
-METHODS = ("reference", "global_polynomial", "narrow_bandwidth", "wide_bandwidth")
+METHODS = ("reference", *PROBES)
 TIERS = ("easy", "medium", "hard")
 
 

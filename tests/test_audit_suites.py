@@ -22,11 +22,12 @@ SUITES = suite_names()
 
 
 def test_every_frozen_split_has_exactly_one_suite_and_names_are_checked() -> None:
-    assert SUITES == ("seed", "estimand", "expert")
+    assert SUITES == ("seed", "estimand", "expert", "design")
     assert sorted(suite(name).split for name in SUITES) == sorted(SPLITS)
     for split in SPLITS:
         assert suite_for_split(split).split == split
-    with pytest.raises(AuditSuiteError, match="accepted audit suites are seed, estimand, expert"):
+    accepted = "accepted audit suites are seed, estimand, expert, design"
+    with pytest.raises(AuditSuiteError, match=accepted):
         suite("seeds")
     with pytest.raises(AuditSuiteError, match="accepted are eval-v1"):
         suite_for_split("train")

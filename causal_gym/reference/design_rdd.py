@@ -1,5 +1,6 @@
 """The `rdd` reference: local linear regression at the cutoff with a data-driven
-bandwidth and a robust bias-corrected 90% interval; and its naive probes.
+bandwidth and a robust bias-corrected likelihood, combined with the README's disclosed
+effect range; and its naive probes.
 
 Self-contained like the rest of the kit (numpy and pandas; design_rdd_local.py does the
 fitting). The README's Design section names the running variable, how it is written
@@ -11,8 +12,12 @@ which side of it is eligible, and the treatment's coding.
   at the same h with the triangular kernel and HC1 standard errors: the rho = 1 robust
   bias-corrected estimate and interval of Calonico, Cattaneo and Titiunik. A fuzzy
   design's estimate is the ratio of the outcome's jump to the treatment's (the local
-  Wald), its SE by the delta method.
-- probes: "global_polynomial" (a quartic on all rows of each side, classical SE),
+  Wald), its SE by the delta method. The answer is the posterior under the disclosed
+  effect range (uniform, the prior the truth is drawn from) with the normal likelihood
+  of that estimate and SE: its median and 5% and 95% quantiles (designs.py), the Bayes
+  rule for the interval score over tasks drawn from the range.
+- probes: "robust_bias_corrected" (that interval alone, the range ignored),
+  "global_polynomial" (a quartic on all rows of each side, classical SE),
   "narrow_bandwidth" (local linear at h / 4, conventional HC1 interval),
   "wide_bandwidth" (a straight line on all rows of each side, HC1).
 """
@@ -36,7 +41,7 @@ RUNNING, RUNNING_FORMAT, CUTOFF, ELIGIBLE, CODING = (
     "Running variable", "Running variable format", "Cutoff", "Eligible side", "Treatment coding"
 )  # fmt: skip
 FUZZY_ESTIMAND = "complier_effect_at_cutoff"
-PROBES = ("global_polynomial", "narrow_bandwidth", "wide_bandwidth")
+PROBES = ("robust_bias_corrected", "global_polynomial", "narrow_bandwidth", "wide_bandwidth")
 _TICKED = re.compile(r"`([^`]*)`")
 
 
@@ -123,15 +128,29 @@ def _answer(data: RddData, jump: local.Jump, robust: bool = True) -> designs.Des
     )
 
 
-def fit(frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
-    """The robust bias-corrected answer (module docstring)."""
-    data = rdd_data(frame, readme)
+def _robust(data: RddData) -> designs.DesignFit:
     return _answer(data, local.local_jump(data.x, bandwidth(data), 2))
+
+
+def fit(frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
+    """The posterior under the disclosed range with the robust bias-corrected
+    likelihood (module docstring)."""
+    robust = _robust(rdd_data(frame, readme))
+    assert robust.se is not None
+    bound = designs.effect_range(readme)
+    [(median, low, high)] = designs.normal_posterior_quantiles(
+        np.array([robust.estimate]), robust.se, bound
+    )
+    return designs.DesignFit(
+        float(median), None, float(low), float(high), robust.n_used, robust.scale
+    )
 
 
 def probe(name: str, frame: pd.DataFrame, readme: designs.DesignReadme) -> designs.DesignFit:
     """One of PROBES: what a naive analyst of the design would answer."""
     data = rdd_data(frame, readme)
+    if name == "robust_bias_corrected":
+        return _robust(data)
     if name == "global_polynomial":
         return _answer(data, local.local_jump(data.x, np.inf, 4, "uniform"), robust=False)
     if name == "narrow_bandwidth":

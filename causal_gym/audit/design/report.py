@@ -8,6 +8,14 @@ report.py): the consistency checks (coverage, reward band, sweep, the gain, the
 leakage) split CONSISTENCY_BUDGET by Bonferroni; a probe below the reference is a
 demonstration at DEMONSTRATION_LEVEL; the file keeps every check's sufficient
 statistics.
+
+A naive analysis of a design is sometimes wildly off (2SLS has no mean with one weak
+instrument; a too-wide bandwidth on a curved mean), so its reward is heavy-tailed and
+a paired test of the raw difference has little power however large its mean. The
+demonstration therefore compares each probe's reward floored at PROBE_FLOOR with the
+reference's own: the floor only raises the probe, so a difference shown below zero
+with it is below zero without it (a conservative test of the same claim), and its
+tails are light. The per-tier and per-subtier cells report the raw means.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from causal_gym.audit.design.rows import HIDDEN_PAIRS, DesignRow
 from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.report import SuiteReport, seal
 from causal_gym.audit.suite import AuditRun
-from causal_gym.audit.summary import family_frame, reward_fields
+from causal_gym.audit.summary import family_frame, paired, reward_fields
 from causal_gym.contracts.families import contract_of
 
 
@@ -57,10 +65,16 @@ class CellSummary(Model):
 class DesignReport(SuiteReport):
     families: dict[str, FamilySummary]
     width_sweep: dict[str, WidthSweep]
-    hack_probes: dict[str, dict[str, Paired]]  # family -> probe -> probe minus reference
+    #: family -> probe -> the probe's reward floored at PROBE_FLOOR, minus the reference's
+    hack_probes: dict[str, dict[str, Paired]]
     tiers: dict[str, dict[str, CellSummary]]  # family -> tier -> cell
     subtiers: dict[str, dict[str, CellSummary]]  # family -> hidden subtier -> cell
     leakage: dict[str, Leakage]  # families with a hidden pair of subtiers in one tier
+
+
+#: The floor a probe's reward is held to in the demonstration that it scores below the
+#: reference (the module's docstring says why it is conservative).
+PROBE_FLOOR = -1.0
 
 
 def _probe_names(family: str) -> tuple[str, ...]:
@@ -92,15 +106,24 @@ def _hidden_leakage(family: str, rows: list[DesignRow]) -> Leakage | None:
     pair = HIDDEN_PAIRS.get(family)
     if pair is None:
         return None
-    scored = [r for r in rows if r.subtier in pair]
-    labels = [r.subtier == pair[1] for r in scored]
+    tier, first, second = pair
+    scored = [r for r in rows if r.tier == tier and r.subtier in (first, second)]
+    labels = [r.subtier == second for r in scored]
     if len(set(labels)) < 2:
         return None
-    return leakage(f"{pair[1]} from {pair[0]}", [r.leak_features for r in scored], labels)
+    what = f"{second} from {first} ({tier} tier)"
+    return leakage(what, [r.leak_features for r in scored], labels)
 
 
 def summarize(run: AuditRun) -> DesignReport:
     numbers, groups = family_frame(run, family_summary, _probe_names)
+    numbers["hack_probes"] = {
+        f: {
+            name: paired([max(PROBE_FLOOR, r.probes[name]) for r in g], [r.reward for r in g])
+            for name in _probe_names(f)
+        }
+        for f, g in groups.items()
+    }
     numbers["tiers"] = {f: _cells(g, "tier") for f, g in groups.items()}
     numbers["subtiers"] = {f: _cells(g, "subtier") for f, g in groups.items()}
     found = {f: _hidden_leakage(f, g) for f, g in groups.items()}

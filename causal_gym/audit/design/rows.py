@@ -28,12 +28,16 @@ from causal_gym.reference.designs import (
 )
 from causal_gym.task import Task
 
-#: The hidden subtiers that share a tier and that only the model tells apart: the
-#: leakage check asks whether staged metadata tells the second from the first.
+#: The hidden subtiers that share a tier and that only the model tells apart, as (tier,
+#: first, second): the leakage check asks whether staged metadata tells the second
+#: from the first among that tier's tasks (across tiers the row counts differ, and
+#: the tier is public).
 #: (iv's strength is its tier, which is public; rdd's sharp or fuzzy design is a
 #: README fact and its curvature follows the tier; did's easy tier mixes one adoption
 #: date with staggered ones, which the data show by design.)
-HIDDEN_PAIRS: dict[str, tuple[str, str]] = {"did": ("staggered_constant", "staggered_mild")}
+HIDDEN_PAIRS: dict[str, tuple[str, str, str]] = {
+    "did": ("medium", "staggered_constant", "staggered_mild")
+}
 
 
 def _answer(estimand: str, estimate: float, lower: float, upper: float) -> dict[str, object]:

@@ -30,7 +30,12 @@ class RddFamily(DesignContract):
     estimands = ("effect_at_cutoff", "complier_effect_at_cutoff")
     splits: ClassVar[Mapping[Namespace, int]] = {Namespace.EVAL_V3: 150}
     reference_kit = DesignContract.design_kit("design_rdd_local.py", "design_rdd.py")
-    extra_probes = ("global_polynomial", "narrow_bandwidth", "wide_bandwidth")
+    extra_probes = (
+        "robust_bias_corrected",
+        "global_polynomial",
+        "narrow_bandwidth",
+        "wide_bandwidth",
+    )
     hooks = "causal_gym.families.rdd.hooks:RddHooks"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
+from causal_gym.designs.effect_range import range_fact
 from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.rdd.stage import Mess, written_cutoff
 from causal_gym.families.rdd.themes import Theme
@@ -62,9 +63,10 @@ def _cutoff_note(theme: Theme) -> str:
 
 
 def design_facts(
-    theme: Theme, sharp: bool, cutoff: str, date_format: str, mess: Mess
+    theme: Theme, sharp: bool, cutoff: str, date_format: str, mess: Mess, bound: float
 ) -> tuple[tuple[str, str], ...]:
-    """The Design section: the keys reference/design_rdd.py reads."""
+    """The Design section: the keys reference/design_rdd.py reads, the disclosed effect
+    range (the prior the truth is drawn from) among them."""
     written = written_cutoff(theme.running, cutoff, date_format)
     return (
         ("Family", "rdd"),
@@ -78,6 +80,7 @@ def design_facts(
         ("Treatment coding", _coding_fact(mess)),
         ("Outcome", f"`{theme.outcome.name}`"),
         ("Unit id", f"`{theme.id_name}`"),
+        ("Effect range", range_fact(theme.outcome.name, bound)),
         ("Missing values", missing_fact(mess.tokens)),
     )
 
@@ -138,14 +141,16 @@ def dictionary(
     date_format: str,
     mess: Mess,
     order: tuple[str, ...],
+    bound: float,
     rng: np.random.Generator,
 ) -> DesignDictionary:
-    """The task's README words (`rng`: the prompt stream)."""
+    """The task's README words (`rng`: the prompt stream; `bound`: the disclosed
+    effect range's half-width)."""
     return DesignDictionary(
         title=pick(theme.titles, rng),
         intro=pick(theme.intros, rng),
         question=_question(theme, sharp, rng),
-        design=design_facts(theme, sharp, cutoff, date_format, mess),
+        design=design_facts(theme, sharp, cutoff, date_format, mess, bound),
         assumptions=assumptions(theme, sharp),
         columns=columns(theme, order),
         notes=notes(theme, mess),

@@ -4,10 +4,13 @@ clean sample (data), the certificate on the rows near the cutoff, the staged byt
 and README words (messiness, prompt), and, sealed, the exact truth and the anchor r.
 
 The truth is the model's `effect` parameter, which is exactly the jump ratio at the
-cutoff (model.py); r is the robust bias-corrected estimator's 90% width at the
-MSE-optimal bandwidth, from the model's density and conditional moments (anchor.py),
-at n = the clean rows an analysis can use (fixed by the mess before any value is
-drawn). Both are in model units and scaled to the outcome's units here.
+cutoff (model.py), drawn uniformly on the README's disclosed effect range. The robust
+bias-corrected estimator's SD at the MSE-optimal bandwidth comes from the model's
+density and conditional moments (anchor.py), at n = the clean rows an analysis can
+use (fixed by the mess before any value is drawn); the reference is the posterior
+under the range with that estimator's likelihood, and r the 5% quantile of its 90%
+width (designs/effect_range.py). Both are in model units and scaled to the outcome's
+units here.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from causal_gym.designs.candidate import DesignCandidate, DesignRejection
-from causal_gym.families.rdd.anchor import anchor_width
+from causal_gym.designs.effect_range import effect_bound, normal_anchor
+from causal_gym.families.rdd.anchor import Z90, anchor_width
 from causal_gym.families.rdd.dictionary import FUZZY, SHARP, dictionary
-from causal_gym.families.rdd.params import draw_model, subtier
+from causal_gym.families.rdd.params import EFFECT_RANGE, draw_model, subtier
 from causal_gym.families.rdd.stage import plan_mess, quantize, stage_rows
 from causal_gym.families.rdd.themes import DATE_FORMATS, THEMES
 from causal_gym.hooks import FamilyHooks
@@ -48,10 +52,14 @@ class RddHooks(FamilyHooks):
         cutoff = running.cutoffs[int(streams.naming.integers(len(running.cutoffs)))]
         date_format = DATE_FORMATS[int(streams.naming.integers(len(DATE_FORMATS)))]
         mess = plan_mess(TIER_SPECS[tier], plan.staged_rows, streams.messiness)
+        scale = theme.outcome.scale
+        bound = effect_bound(EFFECT_RANGE, scale)
         # the curvature's size follows the rows a fuzzy analysis could use (the fewer)
-        model = draw_model(tier, streams.scm, int(mess.usable(False).sum()))
+        model = draw_model(tier, streams.scm, int(mess.usable(False).sum()), bound / scale)
         usable = mess.usable(model.sharp)
         anchor = anchor_width(model, int(usable.sum()))
+        sd = anchor.width / (2.0 * Z90)
+        r = normal_anchor(model.truth, sd, bound / scale, streams.anchor)
         k, u = quantize(model.density.sample(mess.n_clean, streams.data), running)
         d, y = model.draw(u, streams.data)
         below, above = rows_near_cutoff(u[usable], anchor.bandwidth)
@@ -62,16 +70,15 @@ class RddHooks(FamilyHooks):
             )  # fmt: skip
         staged = stage_rows(k, d, y, theme, cutoff, date_format, mess, streams.messiness)
         words = dictionary(
-            theme, model.sharp, cutoff, date_format, mess, staged.columns, streams.prompt
+            theme, model.sharp, cutoff, date_format, mess, staged.columns, bound, streams.prompt
         )
         x, t, o = running.name, theme.treatment[0], theme.outcome.name
-        scale = theme.outcome.scale
         return DesignCandidate(
             data_csv=staged.data_csv,
             dictionary=words,
             estimand=SHARP if model.sharp else FUZZY,
             truth=scale * model.truth,
-            anchor_width=scale * anchor.width,
+            anchor_width=scale * r,
             subtier=subtier(tier, model),
             treatment=t,
             outcome=o,

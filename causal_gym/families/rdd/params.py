@@ -93,8 +93,16 @@ def draw_shape(rng: np.random.Generator, shape: TierShape, share: float) -> Mean
 N_FULL = 800
 
 
-def draw_model(tier: Tier, rng: np.random.Generator, n: int = N_FULL) -> RddModel:
-    """A tier's model for `n` usable rows from the scm stream (a fixed order of draws)."""
+#: The effect range's half-width before rounding to the outcome's units (model units).
+EFFECT_RANGE = 1.0
+
+
+def draw_model(
+    tier: Tier, rng: np.random.Generator, n: int = N_FULL, effect_range: float = EFFECT_RANGE
+) -> RddModel:
+    """A tier's model for `n` usable rows from the scm stream (a fixed order of draws),
+    its effect uniform on [-effect_range, effect_range] (model units; the README
+    discloses the range, designs/effect_range.py)."""
     shape = TIER_SHAPES[tier]
     size = min(1.0, math.sqrt(n / N_FULL))
     fuzzy = rng.random() < shape.fuzzy_share
@@ -111,7 +119,7 @@ def draw_model(tier: Tier, rng: np.random.Generator, n: int = N_FULL) -> RddMode
     )
     base = draw_shape(rng, shape, size)
     gain = draw_shape(rng, shape, size * shape.gain_share)
-    effect = _signed(rng, (0.25, 1.0))
+    effect = float(rng.uniform(-effect_range, effect_range))
     noise_below, noise_above = _u(rng, (0.8, 1.2)), _u(rng, (0.8, 1.2))
     compliance = draw_compliance(rng, max(left, right)) if fuzzy else Compliance()
     return RddModel(density, base, gain, effect, noise_below, noise_above, compliance)
