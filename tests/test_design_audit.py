@@ -84,8 +84,7 @@ PERTURBATIONS = [
     ),
     (
         _leak,
-        "staged metadata does not tell staggered_mild from staggered_constant "
-        "(medium tier) (did)",
+        "staged metadata does not tell staggered_mild from staggered_constant (medium tier) (did)",
     ),
 ]
 
