@@ -72,18 +72,28 @@ def mean_in_band(
     )
 
 
-def no_better_than(diffs: dict[float, tuple[float, float]], n: int, alpha: float) -> Verdict:
+def no_better_than(
+    diffs: dict[float, tuple[float, float]], n: int, alpha: float, margin: float = 0.0
+) -> Verdict:
     """Width sweep: for every other level, paired mean(reward(level) - reward(0.90))
-    with its SD; fails if any is significantly above 0 (one-sided, alpha split over
-    the levels)."""
+    with its SD; fails if any is significantly above `margin` (one-sided, alpha split
+    over the levels)."""
     per = alpha / max(len(diffs), 1)
     z = float(norm.isf(per))
-    worst = max(diffs, key=lambda lv: diffs[lv][0] / max(diffs[lv][1], 1e-12))
-    mean, sd = diffs[worst]
-    zscore = mean / (sd / math.sqrt(n)) if sd > 0 else (math.inf if mean > 0 else -math.inf)
+
+    def score(level: float) -> float:
+        mean, sd = diffs[level]
+        if sd > 0:
+            return (mean - margin) / (sd / math.sqrt(n))
+        return math.inf if mean > margin else -math.inf
+
+    worst = max(diffs, key=score)
+    zscore = score(worst)
+    against = f" against {margin:+.3f}" if margin else ""
     return Verdict(
         zscore <= z,
-        f"closest rival {worst:.2f}: {mean:+.5f} (z {zscore:+.2f}, limit {z:.2f})",
+        f"closest rival {worst:.2f}: {diffs[worst][0]:+.5f}{against} (z {zscore:+.2f}, "
+        f"limit {z:.2f})",
         alpha,
     )
 

@@ -17,7 +17,7 @@ from causal_gym.audit.plots import plot_rewards_by_family, plot_width_sweep, sav
 
 def plot_coverage(report: DesignReport, path: Path) -> None:
     """Per family and hidden subtier, the reference's coverage beside each probe's."""
-    fig, axes = plt.subplots(1, len(report.subtiers), figsize=(5.2 * len(report.subtiers), 4.4))
+    fig, axes = plt.subplots(1, len(report.subtiers), figsize=(5.2 * len(report.subtiers), 5.2))
     axes_list = list(getattr(axes, "flat", [axes]))
     for ax, (family, cells) in zip(axes_list, report.subtiers.items(), strict=True):
         names = list(next(iter(cells.values())).probe_coverage)
@@ -31,7 +31,14 @@ def plot_coverage(report: DesignReport, path: Path) -> None:
         ax.set_xticks(range(len(cells)), ticks, fontsize=7)
         ax.set_ylim(0.0, 1.02)
         ax.set_title(family)
-        ax.legend(["90%", "reference", *names], fontsize=6, loc="lower left")
+        ax.legend(
+            ["90%", "reference", *names],
+            fontsize=7,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            ncol=3,
+            frameon=False,
+        )
     axes_list[0].set_ylabel("coverage of the 90% interval")
     fig.suptitle("Coverage by hidden subtier: the reference against each naive analysis")
     save(fig, path)

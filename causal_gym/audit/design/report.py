@@ -16,6 +16,13 @@ demonstration therefore compares each probe's reward floored at PROBE_FLOOR with
 reference's own: the floor only raises the probe, so a difference shown below zero
 with it is below zero without it (a conservative test of the same claim), and its
 tails are light. The per-tier and per-subtier cells report the raw means.
+
+The width sweep is held to the issue's tolerance for any staged-only strategy, a gain
+of at most BAYES_GAIN_TARGET a task (rescaling the reference's interval is one): the
+clustered intervals of did's reference cover 0.90 on average, yet on its 1,200 tasks
+a 0.92 interval scores 0.0016 a task more (misses fall a little more often where the
+interval is wide next to the outcome's spread, the few-cluster panels), significant
+but immaterial. The other suites test a zero margin.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from causal_gym.audit.checks import (
     sweep_check,
 )
 from causal_gym.audit.design.rows import HIDDEN_PAIRS, DesignRow
-from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
+from causal_gym.audit.knowledge import BAYES_GAIN_TARGET, gain_check, leakage, leakage_check
 from causal_gym.audit.report import SuiteReport, seal
 from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import family_frame, paired, reward_fields
@@ -141,7 +148,8 @@ def evaluate(report: dict[str, Any]) -> list[Check]:
     for family, s in report["families"].items():
         checks.append(coverage_check(family, s.covered, s.n, alpha))
         checks.append(band_check(family, s.mean_reward, s.sd_reward, s.n, alpha))
-        checks.append(sweep_check(family, report["width_sweep"][family], alpha))
+        sweep = report["width_sweep"][family]
+        checks.append(sweep_check(family, sweep, alpha, BAYES_GAIN_TARGET))
         for name, gap in report["hack_probes"][family].items():
             checks.append(below_check(f"{name} below the reference ({family})", gap))
     checks += [gain_check(f, gain, alpha) for f, gain in report.get("bayes_prior", {}).items()]
