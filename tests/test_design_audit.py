@@ -71,7 +71,10 @@ PERTURBATIONS = [
         lambda p: with_family(p, "iv", mean_reward=0.97, sd_reward=0.05),
         "honest reward in (0.75, 0.9) (iv)",
     ),
-    (lambda p: sweep_beats_90(p, "did"), "no interval level beats 0.90 (did)"),
+    (
+        lambda p: sweep_beats_90(p, "did"),
+        "no interval level beats 0.90 by more than 0.005 a task (did)",
+    ),
     (lambda p: probe_above_honest(p, "iv", "wald_2sls"), "wald_2sls below the reference (iv)"),
     (lambda p: probe_above_honest(p, "did", "twfe"), "twfe below the reference (did)"),
     (
@@ -79,7 +82,7 @@ PERTURBATIONS = [
         "global_polynomial below the reference (rdd)",
     ),
     (
-        lambda p: _bayes_gain(p, "did", 0.012),
+        lambda p: _bayes_gain(p, "did", 0.03),
         "knowing the generator gains at most 0.005 a task (did)",
     ),
     (
