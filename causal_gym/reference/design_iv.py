@@ -22,9 +22,9 @@ finite interval: the 2SLS estimate +- FALLBACK_SES robust standard errors.
 Why a posterior: the reward is the proper interval score, whose expected value is
 smallest at the 5% and 95% quantiles of the analyst's distribution for the effect.
 With an instrument this weak (first-stage F 4-10) the AR set is valid but long, and
-the narrow Wald interval of 2SLS, though it under-covers, scores better than it
-(scripts/check_design_iv.py). Yet the README discloses the range the truth is drawn
-from, uniformly, so the Bayes rule under that prior minimizes the expected loss over
+the narrow Wald interval of 2SLS, though it under-covers, scored better than it
+(before the range was disclosed: CHANGELOG.md). Yet the README discloses the range the
+truth is drawn from, uniformly, so the Bayes rule under that prior minimizes the expected loss over
 the tasks: the reference is that rule. Its likelihood is the reduced form's: the
 instrument's coefficients on y and d, (a, s), are normal with an HC1 covariance V
 whatever the instrument's strength; integrating out the first stage (flat prior)
