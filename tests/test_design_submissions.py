@@ -4,14 +4,27 @@ down), and only the named estimand is ever scored."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from causal_gym.contracts.designs import DesignContract
-from causal_gym.contracts.families import contract_of
+from causal_gym.contracts.families import contract_of, family_names
+from causal_gym.make import generate_task
+from causal_gym.reference.designs import files_answer
+from causal_gym.rng_keys.keys import DerivationKey
+from causal_gym.scoring.answer import score_answer
 from causal_gym.scoring.validate import validate_submission
 from causal_gym.task_id import Family
 
-DESIGNS = ("iv", "did", "rdd")
+#: Every family registered with a design contract.
+DESIGNS = tuple(f for f in family_names() if isinstance(contract_of(f), DesignContract))
+KEY = DerivationKey(bytes.fromhex("07" * 32), "test")
+KIT = Path(__file__).resolve().parents[1] / "causal_gym" / "reference"
 
 
 def errors(family: str, raw: object, asked: tuple[str, ...]) -> tuple[str, ...]:
@@ -65,3 +78,28 @@ def test_both_problems_are_listed_when_the_estimand_and_the_interval_are_wrong()
     assert len(found) == 2
     assert any(e.startswith("estimand: this task asks for 'ate'") for e in found)
     assert any("ci_lower (2.0) must be <= ci_upper (1.0)" in e for e in found)
+
+
+@pytest.mark.parametrize("family", DESIGNS)
+def test_a_task_regenerates_and_its_kit_runs_from_a_sandbox_copy(
+    family: str, tmp_path: Path
+) -> None:
+    """The same id and key give the same bytes; the family's kit files alone, copied
+    beside the staged ones and run in isolated mode (`python -I designs.py task`),
+    print the library's answer, which the scorer scores."""
+    task = generate_task(f"train:{family}:2", KEY)
+    assert generate_task(f"train:{family}:2", KEY).public.files == task.public.files
+    for name in contract_of(family).reference_kit:
+        if name != "answer.py":
+            shutil.copy(KIT / name, tmp_path / name)
+    (tmp_path / "task").mkdir()
+    for name, data in task.public.files.items():
+        (tmp_path / "task" / name).write_bytes(data)
+    out = subprocess.run(
+        [sys.executable, "-I", "designs.py", "task"], cwd=tmp_path, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    answer = json.loads(out.stdout)
+    assert answer == pytest.approx(files_answer(dict(task.public.files)), rel=1e-9)
+    record = score_answer(task, answer)
+    assert record is not None and record.reward > 0
