@@ -83,6 +83,17 @@ class FamilyContract(ABC):
         """Whether it has an expert tier (a count in eval-expert-v1)."""
         return EXPERT_SPLIT in self.splits
 
+    def probe_run(self, probe: str) -> tuple[tuple[str, ...], str]:
+        """The kit files a probe agent (`probe`, its hyphenated name) copies into the
+        sandbox and the command it runs there: the seed families' probes.py, the
+        multi-estimand ones' estimand_probes.py (bayes-prior with the posterior and
+        the priors the generator induces, written by scripts/estimand_priors.py)."""
+        if self.multi_estimand:
+            extra = ("posterior.py", "estimand_priors.json") if probe == "bayes-prior" else ()
+            files = (*self.reference_kit, *extra, "estimand_probes.py")
+            return files, f"python estimand_probes.py /workspace --probe {probe}"
+        return (*self.reference_kit, "probes.py"), f"python probes.py /workspace --probe {probe}"
+
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:
         """Each estimand's (estimate, lower, upper) in a validated submission."""
         if not isinstance(submission, AteSubmission):

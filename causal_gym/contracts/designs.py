@@ -52,6 +52,10 @@ class DesignContract(FamilyContract):
         """The reference kit: the shared design reader, the family's modules, answer.py."""
         return (*DESIGN_KIT, *modules, "answer.py")
 
+    def probe_run(self, probe: str) -> tuple[tuple[str, ...], str]:
+        """A design family's probes live in its kit module; designs.py runs them."""
+        return self.reference_kit, f"python designs.py /workspace --probe {probe.replace('-', '_')}"
+
     def intervals(self, submission: BaseModel) -> dict[str, Triple]:
         """The one estimand the answer names, with its interval."""
         if not isinstance(submission, DesignSubmission):

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from causal_gym.contracts.designs import DesignContract
 from causal_gym.contracts.families import contract_of
 from causal_gym.wire import TaskWire
 from orchestrator.agents.policy import Policy
@@ -86,29 +85,16 @@ class ReferencePolicy(ScriptedAnalysisPolicy):
 
 
 class ProbePolicy(ScriptedAnalysisPolicy):
-    """A hack probe: the seed families' kit (probes.py) or the multi-estimand one
-    (estimand_probes.py), by the task's family. A probe that does not answer the
-    task's family exits with a message and the agent gives up."""
+    """A hack probe: the kit files and command the task's family's contract names for
+    it (FamilyContract.probe_run). A probe that does not answer the task's family
+    exits with a message and the agent gives up."""
 
     def __init__(self, probe: str) -> None:
         self.name = probe
         self.command = f"python probes.py /workspace --probe {probe}"
 
     def begin(self, task: TaskWire, tools: list[dict[str, Any]]) -> None:
-        contract = contract_of(task.family)
-        if isinstance(contract, DesignContract):
-            # A design family's probes live in its kit module; designs.py runs them.
-            self.files = contract.reference_kit
-            self.command = f"python designs.py /workspace --probe {self.name.replace('-', '_')}"
-            return
-        self.files = (*contract.reference_kit, "probes.py")
-        if contract.multi_estimand:
-            # bayes-prior also needs the posterior and the priors the generator
-            # induces (estimand_probes.PRIORS_FILE, written by scripts/estimand_priors.py).
-            extra = ("posterior.py", "estimand_priors.json") if self.name == "bayes-prior" else ()
-            kit = (*contract_of(task.family).reference_kit, *extra, "estimand_probes.py")
-            self.files = kit
-            self.command = f"python estimand_probes.py /workspace --probe {self.name}"
+        self.files, self.command = contract_of(task.family).probe_run(self.name)
 
 
 class EscapePolicy(Policy):
