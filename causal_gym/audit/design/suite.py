@@ -13,6 +13,7 @@ from causal_gym.audit.design.rows import audit_design_task
 from causal_gym.audit.knowledge import knowledge_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
+from causal_gym.plan.tiers import Tier
 
 
 def families_table(report: DesignReport) -> Table:
