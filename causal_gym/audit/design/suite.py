@@ -19,7 +19,8 @@ from causal_gym.plan.tiers import Tier
 def families_table(report: DesignReport) -> Table:
     rows = []
     for family, s in report.families.items():
-        tiers = ", ".join(f"{tier} {c.coverage:.3f}" for tier, c in report.tiers[family].items())
+        cells = report.tiers[family]
+        tiers = ", ".join(f"{t} {cells[t].coverage:.3f}" for t in Tier if t in cells)
         rows.append(
             (
                 family,
