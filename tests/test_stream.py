@@ -559,10 +559,11 @@ def test_the_demo_trainer_improves_its_reward(streams: dict[str, Stream], tmp_pa
     assert re.search(r"width multiplier .* -> ", proc.stdout)
 
 
-def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
-    """Pulled tasks carry their estimand names (cate's levels) and every staged file;
-    the reference answer scores through the stream, and a level the task does not
-    have is refused by name instead of scored."""
+def test_a_stream_serves_the_multi_estimand_and_design_families(tmp_path: Path) -> None:
+    """Pulled tasks carry their estimand names (cate's levels, a design task's one)
+    and every staged file; the reference answer scores through the stream, a level
+    the task does not have is refused by name instead of scored, and so is another
+    estimand of a design family than the one its task names."""
     from causal_gym.reference.answer import files_answer
 
     # served over TLS (as on the KubeRay head), with a certificate made here
@@ -574,23 +575,28 @@ def test_a_stream_serves_the_multi_estimand_families(tmp_path: Path) -> None:
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     tls = ("--ssl-certfile", str(cert), "--ssl-keyfile", str(key))
-    families = ("--families", "cate,mediation,obs_vs_rct")
+    served = ("cate", "mediation", "obs_vs_rct", "iv", "did", "rdd")
+    families = ("--families", ",".join(served))
     gamma = start_stream("gamma", tmp_path / "gamma", *families, "--workers", "1", *tls)
     assert gamma.url.startswith("https://") and gamma.operator_url.startswith("http://127.0.0.1:")
     trusted = ssl.create_default_context(cafile=str(cert))
     try:
         with gamma.client(gamma.mint("t"), verify=trusted) as client:
             first: dict[str, Any] = {}
-            for task in client.pull_tasks(6):
+            for task in client.pull_tasks(12):
                 first.setdefault(task.family.value, task)
-            assert sorted(first) == ["cate", "mediation", "obs_vs_rct"]
+            assert sorted(first) == sorted(served)
             assert "trial.csv" in first["obs_vs_rct"].files and len(first["cate"].estimands) >= 3
             for task in first.values():
                 scored = client.score(task.handle, files_answer(dict(task.files)))
                 assert scored.valid and scored.reward > 0.0, scored
-            cate = next(t for t in client.pull_tasks(3) if t.family.value == "cate")
+            cate = next(t for t in client.pull_tasks(6) if t.family.value == "cate")
             wrong = client.score(cate.handle, {"effects": {"no-such-level": ANSWER}})
             assert not wrong.valid and any("unknown levels" in e for e in wrong.errors)
+            did = next(t for t in client.pull_tasks(6) if t.family.value == "did")
+            late = {"estimand": "late", "estimate": 1.0, "ci_lower": 0.0, "ci_upper": 2.0}
+            refused = client.score(did.handle, late)
+            assert not refused.valid and len(refused.errors) == 1, refused
     finally:
         gamma.stop()
     assert not (tmp_path / "gamma" / "stream.json").exists()
