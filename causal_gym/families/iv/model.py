@@ -156,35 +156,6 @@ class IvModel:
         zs = (km - self.mean_km) / self.sd_km
         return np.maximum(0.0, np.round(self.d_loc + self.d_scale * (w - self.pi * zs)))
 
-    def influence_variance(self, rng: np.random.Generator, draws: int = 40_000) -> float:
-        """V, the variance of the just-identified IV estimator's influence function
-        (z - Ez) e / Cov(z, d), with e the structural residual after the population
-        projection on (1, x) (z is independent of x, so partialling x out leaves
-        z - Ez). A count treatment's e = kappa U + sigma eps is independent of z and V
-        closed form; a binary treatment's e holds the strata's shifts and, where
-        effects vary, differs by arm, so E[e^2 | z] comes from a keyed draw of both
-        arms of the same units, the denominator p (1-p) pi_c staying exact."""
-        out = self.outcome
-        if not self.binary:
-            slope = self.pi * self.d_scale  # sessions per SD of distance
-            return (out.kappa**2 + out.sigma**2) / slope**2
-        x = rng.standard_normal((draws, self.k))
-        u, e, eps, eta = rng.standard_normal((4, draws))
-        w = x @ np.asarray(self.gamma) + self.a_u * u + self.s_w * e
-        beta, base = self.truth(), self._baseline(w)
-        arms = []
-        for threshold in (self.c2, self.c1):  # z = 0, then z = 1
-            d = (w > threshold).astype(float)
-            arms.append(out.values(x, u, d, eps, eta) + base - beta * d)
-        design = np.column_stack([np.ones(draws), x])
-        mixed = (1.0 - self.p) * arms[0] + self.p * arms[1]
-        coef, *_ = np.linalg.lstsq(design, mixed, rcond=None)
-        e0, e1 = (arm - design @ coef for arm in arms)
-        p = self.p
-        numerator = p * (1 - p) ** 2 * float(e1 @ e1) / draws
-        numerator += (1 - p) * p**2 * float(e0 @ e0) / draws
-        return numerator / (p * (1.0 - p) * self.shares[1]) ** 2
-
 
 def first_stage_f(pop: Population) -> float:
     """The conventional first-stage F (the squared t of z in d ~ 1 + z + x), what the
