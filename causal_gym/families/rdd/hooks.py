@@ -58,8 +58,6 @@ class RddHooks(FamilyHooks):
         model = draw_model(tier, streams.scm, int(mess.usable(False).sum()), bound / scale)
         usable = mess.usable(model.sharp)
         anchor = anchor_width(model, int(usable.sum()))
-        sd = anchor.width / (2.0 * Z90)
-        r = normal_anchor(model.truth, sd, bound / scale, streams.anchor)
         k, u = quantize(model.density.sample(mess.n_clean, streams.data), running)
         d, y = model.draw(u, streams.data)
         below, above = rows_near_cutoff(u[usable], anchor.bandwidth)
@@ -68,6 +66,8 @@ class RddHooks(FamilyHooks):
                 (f"{below} and {above} usable rows near the cutoff (fewer than "
                  f"{MIN_ROWS_PER_SIDE} on a side)",)
             )  # fmt: skip
+        # r after the certificate: a rejected draw need not pay for the limit experiment
+        r = normal_anchor(model.truth, anchor.width / (2.0 * Z90), bound / scale, streams.anchor)
         staged = stage_rows(k, d, y, theme, cutoff, date_format, mess, streams.messiness)
         words = dictionary(
             theme, model.sharp, cutoff, date_format, mess, staged.columns, bound, streams.prompt
