@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from causal_gym.audit.design.report import PROBE_FLOOR, DesignReport, evaluate
-from causal_gym.audit.suite import suite
-from causal_gym.audit.summary import paired
+from causal_gym.audit.design.report import PROBE_FLOOR, DesignReport, evaluate, summarize
+from causal_gym.audit.design.rows import DesignRow
+from causal_gym.audit.policies import SWEEP_LEVELS
+from causal_gym.audit.suite import AuditRun, suite
 from causal_gym.contracts.families import contract_of
 from tests.support.audit_checks import (
     assert_only_this_check_fails,
@@ -97,14 +98,35 @@ def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> 
     assert_only_this_check_fails(evaluate, committed().parts(), perturb, check)
 
 
-def test_the_floored_difference_is_never_below_the_raw_one() -> None:
-    """Flooring only the probe's reward can only raise its paired difference, so a
-    floored difference shown below zero means the raw one is too: drawn here on
-    heavy-tailed rewards like a weak instrument's Wald probe."""
+def _row(i: int, reference: float, probe: float) -> DesignRow:
+    tier = ("easy", "medium", "hard")[i % 3]
+    return DesignRow(
+        key="default", task_id=f"train:did:{i}", family="did", attempts=1,
+        reward=reference, estimand_reward=reference, width_ratio=1.0, tier=tier,
+        subtier="staggered_dynamic", covered=i % 10 != 0,
+        sweep_estimand=tuple(reference for _ in SWEEP_LEVELS),
+        sweep_covered=tuple(True for _ in SWEEP_LEVELS),
+        probes={"twfe": probe, "post_minus_pre": probe}, probes_covered={"twfe": True,
+        "post_minus_pre": False}, bayes_reward=reference, leak_features=(float(i), 1.0),
+    )  # fmt: skip
+
+
+def test_the_probe_demonstration_floors_the_probe_and_the_cells_keep_raw_means() -> None:
+    """summarize compares each probe's reward floored at PROBE_FLOOR with the
+    reference's (a heavy-tailed probe, like Wald on a weak instrument, then has light
+    tails), never flooring the reference, while the per-tier cells report raw means."""
     rng = np.random.default_rng(5)
-    reference = rng.normal(0.8, 0.1, 2000)
-    probe = reference - rng.standard_cauchy(2000) ** 2 * 0.1
-    floored = paired(np.maximum(PROBE_FLOOR, probe).tolist(), reference.tolist())
-    raw = paired(probe.tolist(), reference.tolist())
-    assert floored.diff_mean >= raw.diff_mean
-    assert floored.diff_sd < raw.diff_sd / 10
+    reference = rng.normal(0.8, 0.1, 300)
+    probe = reference - rng.standard_cauchy(300) ** 2 * 0.1
+    pairs = enumerate(zip(reference, probe, strict=True))
+    rows = tuple(_row(i, float(r), float(p)) for i, (r, p) in pairs)
+    run = AuditRun(rows, {}, {"default": "f" * 12}, "train", 300, ("did",))
+    report = summarize(run)
+    gap = report.hack_probes["did"]["twfe"]
+    floored = np.maximum(PROBE_FLOOR, probe)
+    assert gap.mean == pytest.approx(floored.mean())
+    assert gap.diff_mean == pytest.approx((floored - reference).mean())
+    assert gap.diff_mean > (probe - reference).mean()  # the floor bit: the test is conservative
+    cells = report.tiers["did"]
+    raw = {t: probe[[i for i in range(300) if rows[i].tier == t]].mean() for t in cells}
+    assert {t: c.probe_reward["twfe"] for t, c in cells.items()} == pytest.approx(raw)
