@@ -103,3 +103,23 @@ def test_a_task_regenerates_and_its_kit_runs_from_a_sandbox_copy(
     assert answer == pytest.approx(files_answer(dict(task.public.files)), rel=1e-9)
     record = score_answer(task, answer)
     assert record is not None and record.reward > 0
+
+
+def test_the_eval_v3_baselines_run_the_reference_and_every_design_probe() -> None:
+    """configs/baselines-v3.toml names the reference and each probe every design
+    contract declares, each probe on its own family, and the committed table
+    (docs/baselines/eval-v3/baselines.json) holds a row for each, every episode submitted: a probe
+    added to a contract without a baseline fails here."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "configs" / "baselines-v3.toml").read_text())
+    declared = {
+        probe.replace("_", "-"): family for family in DESIGNS
+        for probe in contract_of(family).extra_probes
+    }  # fmt: skip
+    runs = {a["agent"]: a.get("run", {}).get("families") for a in config["agents"]}
+    assert runs == {"reference": None, **{p: [f] for p, f in declared.items()}}
+    table = json.loads((root / "docs" / "baselines" / "eval-v3" / "baselines.json").read_text())
+    assert {a["agent"] for a in table["agents"]} == set(runs)
+    assert all(set(a["final_status"]) == {"submitted"} for a in table["agents"])
