@@ -24,6 +24,10 @@ class GenerationError(CausalGymError):
     """Raised when every candidate SCM for a task id was rejected."""
 
 
+class RealDataError(CausalGymError):
+    """A real source table is missing, differs from its pin, or has no such column."""
+
+
 class StagingError(CausalGymError, OSError):
     """Raised while writing staged files to a directory that cannot take them."""
 

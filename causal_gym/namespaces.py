@@ -20,6 +20,7 @@ class Namespace(StrEnum):
     EVAL_V2 = "eval-v2"
     EVAL_EXPERT_V1 = "eval-expert-v1"
     EVAL_V3 = "eval-v3"
+    EVAL_REAL_V1 = "eval-real-v1"
 
 
 NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)
@@ -27,3 +28,5 @@ NAMESPACES: tuple[str, ...] = tuple(n.value for n in Namespace)
 SPLITS: tuple[str, ...] = tuple(n for n in NAMESPACES if n != Namespace.TRAIN)
 #: The expert tier's frozen split: a family with a count there has an expert tier.
 EXPERT_SPLIT = Namespace.EVAL_EXPERT_V1
+#: The real tier's frozen split: a family with a count there has a real tier.
+REAL_SPLIT = Namespace.EVAL_REAL_V1

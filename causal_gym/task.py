@@ -42,6 +42,8 @@ class PublicTask:
     #: The names the submission answers (the estimands' keys): ("ate",) for the
     #: seed's families, the modifier's levels for cate.
     estimands: tuple[str, ...] = ("ate",)
+    #: The real tier's source table (causal_gym/realdata/), which its README names.
+    source: str | None = None
 
     def __post_init__(self) -> None:
         if sorted(self.files) != sorted(self.staged_files):
@@ -83,6 +85,7 @@ class PublicTask:
             "n_rows": self.n_rows,
             "sha256": {name: self.sha256(name) for name in self.staged_files},
             "generation_attempts": self.generation_attempts,
+            **({"source": self.source} if self.source is not None else {}),
         }
 
 

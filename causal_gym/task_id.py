@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     #: The families with an expert tier (nonlinear SCMs, a flexible reference); its
     #: frozen split eval-expert-v1 holds them.
     EXPERT_FAMILIES: tuple[str, ...]
+    #: The families with a real tier (real covariates); eval-real-v1 holds them.
+    REAL_FAMILIES: tuple[str, ...]
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
@@ -77,6 +79,7 @@ _DERIVED = {
     "EVAL_V1_FAMILIES": ("split_families", "eval-v1"),
     "EVAL_V2_FAMILIES": ("split_families", "eval-v2"),
     "EXPERT_FAMILIES": ("expert_families",),
+    "REAL_FAMILIES": ("real_families",),
 }
 
 

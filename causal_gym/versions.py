@@ -21,6 +21,10 @@ byte. Train tasks (fresh-key streams, the audits) use the newest. History
    treatment assignment and generation attempts do not tell the classes; cate's and
    mediation's READMEs disclose their effect sizes too. eval-v3 (the design families
    iv, did, rdd) is frozen at this version.
+4. the real tier (causal_gym/realdata/): a disclosed share of the train tasks of the
+   families with a real tier resample their pre-treatment columns from a real table;
+   every other task stages the bytes version 3 staged. eval-real-v1 is frozen at this
+   version.
 
 REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
 the agent never sees (an anchor width, an interval level, a weight) or to the formula
@@ -43,13 +47,14 @@ from typing import Final
 
 from causal_gym.namespaces import Namespace
 
-GENERATOR_VERSION: Final = 3
+GENERATOR_VERSION: Final = 4
 #: The version each frozen split was frozen with (its manifest records the same).
 FROZEN_VERSIONS: Final = {
     Namespace.EVAL_V1: 2,
     Namespace.EVAL_V2: 2,
     Namespace.EVAL_EXPERT_V1: 2,
     Namespace.EVAL_V3: 3,
+    Namespace.EVAL_REAL_V1: 4,
 }
 
 

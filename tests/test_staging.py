@@ -135,14 +135,14 @@ def test_every_theme_can_name_the_largest_task_with_parents_kept_continuous() ->
     """Columns with parents take only real, positive or bounded names; every theme must
     have enough of them for the hardest tier, or generation would fail for it."""
     from causal_gym.plan.tiers import TIER_SPECS
-    from causal_gym.staging.naming import _affine, load_themes
+    from causal_gym.staging.naming import affine, load_themes
 
     derived = max(s.blockers[1] + s.decoys[1] + s.irrelevant[1] for s in TIER_SPECS.values())
     post = max(s.mediators[1] + s.descendants[1] for s in TIER_SPECS.values())
     for theme in load_themes():
-        assert len(_affine(theme.continuous)) >= derived, theme.key
-        assert len(_affine(theme.post)) >= post + 1, theme.key  # + mediation's mediator
-        assert _affine(theme.outcome) == theme.outcome, theme.key
+        assert len(affine(theme.continuous)) >= derived, theme.key
+        assert len(affine(theme.post)) >= post + 1, theme.key  # + mediation's mediator
+        assert affine(theme.outcome) == theme.outcome, theme.key
         # cate's modifier: a name no other pool uses, five levels, more than one choice
         others = {
             e["name"] for pool in (theme.continuous, theme.binary, theme.categorical) for e in pool

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from causal_gym.contracts.submissions import AteSubmission
 from causal_gym.errors import FamilyContractError
-from causal_gym.namespaces import EXPERT_SPLIT, Namespace
+from causal_gym.namespaces import EXPERT_SPLIT, REAL_SPLIT, Namespace
 
 #: (estimate, ci_lower, ci_upper) of one estimand in a submission.
 Triple = tuple[float, float, float]
@@ -82,6 +82,12 @@ class FamilyContract(ABC):
     def expert_tier(self) -> bool:
         """Whether it has an expert tier (a count in eval-expert-v1)."""
         return EXPERT_SPLIT in self.splits
+
+    @property
+    def real_tier(self) -> bool:
+        """Whether it has a real tier (a count in eval-real-v1): real covariates,
+        causal_gym/realdata/."""
+        return REAL_SPLIT in self.splits
 
     def probe_run(self, probe: str) -> tuple[tuple[str, ...], str]:
         """The kit files a probe agent (`probe`, its hyphenated name) copies into the

@@ -16,7 +16,7 @@ from typing import Any
 
 from causal_gym.contracts.contract import FamilyContract
 from causal_gym.errors import FamilyContractError, UnknownFamilyError
-from causal_gym.namespaces import EXPERT_SPLIT, NAMESPACES, Namespace
+from causal_gym.namespaces import EXPERT_SPLIT, NAMESPACES, REAL_SPLIT, Namespace
 from causal_gym.registries import Registry
 
 #: The built-in families, one line each: name -> its contract's entry point.
@@ -103,6 +103,11 @@ def split_families(split: str) -> tuple[str, ...]:
 def expert_families() -> tuple[str, ...]:
     """The families with an expert tier (a count in eval-expert-v1)."""
     return tuple(c.name for c in contracts() if EXPERT_SPLIT in c.splits)
+
+
+def real_families() -> tuple[str, ...]:
+    """The families with a real tier (a count in eval-real-v1)."""
+    return tuple(c.name for c in contracts() if REAL_SPLIT in c.splits)
 
 
 def all_components() -> tuple[str, ...]:

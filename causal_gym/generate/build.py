@@ -17,8 +17,10 @@ from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import EffectPrior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import TierSpec
+from causal_gym.realdata.tables import RealColumn, RealTable
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
 from causal_gym.scm.nonlinear import draw_nonlinearity
+from causal_gym.scm.real_roots import RealRoots
 from causal_gym.task_id import Family
 
 PROPENSITY_BAND = (0.05, 0.95)
@@ -93,6 +95,14 @@ class _Builder:
             return self.add(Node(node_id, role, kind, level_probs=probs))
         return self.add(Node(node_id, role))
 
+    def real_root(self, node_id: str, role: Role, column: RealColumn) -> str:
+        """A root bound to a real column: its kind and frequencies are the table's."""
+        if column.kind is Kind.BINARY:
+            return self.add(Node(node_id, role, column.kind, prob=column.probs[1]))
+        if column.kind is Kind.CATEGORICAL:
+            return self.add(Node(node_id, role, column.kind, level_probs=column.probs))
+        return self.add(Node(node_id, role))
+
     def child(
         self, node_id: str, role: Role, parents: list[tuple[str, float]], noise: float
     ) -> str:
@@ -112,6 +122,27 @@ def _root_kinds(n_roots: int, counts: RoleCounts, rng: np.random.Generator) -> l
     return kinds
 
 
+def fit_to_table(counts: RoleCounts, n_columns: int) -> RoleCounts:
+    """Root counts a table with `n_columns` usable columns can fill: irrelevant
+    columns go first, then predictors, instruments and confounders, each role keeping
+    one while another can give (a decoy's parent stays: adjustment needs it)."""
+    sizes = {
+        "irrelevant": counts.irrelevant,
+        "predictors": counts.predictors,
+        "instruments": counts.instruments,
+        "confounders": counts.confounders,
+    }
+    floors = {"irrelevant": 0, "predictors": 1, "instruments": 0, "confounders": 1}
+    excess = sum(sizes.values()) + counts.decoys - n_columns
+    for name in sizes:
+        give = min(max(excess, 0), sizes[name] - min(floors[name], sizes[name]))
+        sizes[name] -= give
+        excess -= give
+    if excess > 0:
+        raise ValueError(f"a table of {n_columns} columns cannot fill the tier's roots")
+    return dataclasses.replace(counts, **sizes)
+
+
 def build_scm(
     spec: TierSpec,
     family: Family,
@@ -119,12 +150,15 @@ def build_scm(
     rng: np.random.Generator,
     effect_rng: np.random.Generator,
     expert: bool = False,
+    table: RealTable | None = None,
 ) -> Scm:
     """`prior` draws the effect (plan/effects.py; `effect_rng` is its own stream).
     `expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else so
-    the linear part is the one a non-expert task of the same tier would draw."""
+    the linear part is the one a non-expert task of the same tier would draw. `table`
+    (the real tier) binds every observed root to one of its columns, chosen by the
+    stream, and the columns' kinds replace the tier's binary and categorical draws."""
     effect = prior.effect
-    scm = _linear_scm(spec, family, prior, rng, effect_rng)
+    scm = _linear_scm(spec, family, prior, rng, effect_rng, table)
     if not expert:
         return scm
     sources = [
@@ -144,9 +178,12 @@ def _linear_scm(
     prior: EffectPrior,
     rng: np.random.Generator,
     effect_rng: np.random.Generator,
+    table: RealTable | None = None,
 ) -> Scm:
     effect = prior.effect
     counts = draw_counts(spec, family, rng)
+    if table is not None:
+        counts = fit_to_table(counts, len(table.columns))
     b = _Builder(rng)
 
     root_roles = (
@@ -156,13 +193,24 @@ def _linear_scm(
         + [("a", Role.DECOY_PARENT)] * counts.decoys
         + [("r", Role.IRRELEVANT)] * counts.irrelevant
     )
-    kinds = _root_kinds(len(root_roles), counts, rng)
+    bound: list[RealColumn] = []
+    if table is None:
+        kinds = _root_kinds(len(root_roles), counts, rng)
+    else:
+        order = rng.permutation(len(table.columns))[: len(root_roles)]
+        bound = [table.columns[int(i)] for i in order]
+        kinds = [column.kind for column in bound]
     seen: dict[str, int] = {}
     roots: dict[Role, list[str]] = {}
     deferred_irrelevant: list[str] = []
-    for (prefix, role), kind in zip(root_roles, kinds, strict=True):
+    real_columns: list[tuple[str, str]] = []
+    for slot, ((prefix, role), kind) in enumerate(zip(root_roles, kinds, strict=True)):
         node_id = f"{prefix}{seen.setdefault(prefix, 0)}"
         seen[prefix] += 1
+        if bound:  # the real tier: every root is a column of the table
+            roots.setdefault(role, []).append(b.real_root(node_id, role, bound[slot]))
+            real_columns.append((node_id, bound[slot].name))
+            continue
         if role is Role.IRRELEVANT and kind is Kind.CONTINUOUS and rng.random() < 0.5:
             deferred_irrelevant.append(node_id)  # becomes a child of another covariate
             continue
@@ -267,11 +315,15 @@ def _linear_scm(
             parents.append((OUTCOME_ID, b.signed(0.4, 0.9)))
         b.child(f"e{i}", Role.DESCENDANT, parents, float(rng.uniform(0.5, 1.0)))
 
+    real = None
+    if table is not None:
+        values = {node_id: table.column(name).values for node_id, name in real_columns}
+        real = RealRoots(table.key, table.n_rows, tuple(real_columns), values)
     if shape.modifier_levels is None:
-        return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND)
+        return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND, real=real)
     levels = len(b.kind_of("k0").level_probs)
     interaction = (0.0, *(b.signed(0.2, 0.8) for _ in range(levels - 1)))
-    return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND, "k0", interaction)
+    return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND, "k0", interaction, real=real)
 
 
 def _modifier(b: _Builder, level_range: tuple[int, int]) -> str:

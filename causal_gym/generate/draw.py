@@ -9,9 +9,11 @@ from causal_gym.plan.task_plan import (
     TaskPlan,
     _closed,
     is_expert,
+    is_real,
     jittered_rows,
 )
-from causal_gym.plan.tiers import TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
+from causal_gym.plan.tiers import REAL_ROW_SHARE, TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
+from causal_gym.realdata.tables import real_table, source_names
 from causal_gym.rng_keys.derive import derive_plan_rng
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import Namespace, TaskId
@@ -38,11 +40,23 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     expert_rows = int(rng.integers(*_closed(TIER_SPECS[Tier.EXPERT].staged_rows)))
     if is_expert(task_id, expert_draw):
         tier, base_rows = Tier.EXPERT, expert_rows
+    version = generator_version(task_id.namespace.value)
+    # The real draws come last too (generator version 4): every other task keeps the
+    # plan it had. A real task's rows are a share of its table's, in every namespace.
+    real_draw = float(rng.uniform())
+    sources = source_names()
+    source = sources[int(rng.integers(len(sources)))]
+    share = float(rng.uniform(*REAL_ROW_SHARE))
+    real = tier is not Tier.EXPERT and is_real(task_id, real_draw, version)
+    if real:
+        tier, base_rows = Tier.REAL, round(share * real_table(source).n_rows)
     if staged_rows is not None:
         rows = staged_rows
-    elif task_id.namespace is Namespace.TRAIN:
+    elif task_id.namespace is Namespace.TRAIN and not real:
         rows = jittered_rows(base_rows, jitter)
     else:
         rows = base_rows
-    version = generator_version(task_id.namespace.value)
-    return TaskPlan(task_id, tier, base_rows, rows, effect_class_for(key, task_id), version)
+    effect = effect_class_for(key, task_id)
+    return TaskPlan(
+        task_id, tier, base_rows, rows, effect, version, source=source if real else None
+    )

@@ -28,7 +28,9 @@ for the full set, plus each left-out decoy's latent share); R_T comes from the k
 Monte Carlo from the `anchor` stream (as the expert tier's bound, so no staged byte
 moves): R_T = p (1 - p) - Cov(X, e)' Cov(X)^-1 Cov(X, e), with e the propensity and
 p its mean, needing only T's parents in S (the rest are uncorrelated with T's
-projection residual), so only T and its ancestors are drawn.
+projection residual), so only T and its ancestors are drawn. The real tier's roots
+are a table's columns, correlated as the study's are, so there X is all of S, drawn
+from the table's rows with replacement (its population).
 """
 
 from __future__ import annotations
@@ -136,11 +138,13 @@ def _treatment_ancestry(scm: Scm) -> Scm:
     keep = nx.ancestors(scm.graph, TREATMENT_ID) | {TREATMENT_ID}
     nodes = tuple(n for n in scm.nodes if n.id in keep)
     edges = tuple(e for e in scm.edges if e.child in keep)
-    return Scm(nodes, edges, scm.propensity_band)
+    real = scm.real.restricted(keep) if scm.real is not None else None
+    return Scm(nodes, edges, scm.propensity_band, real=real)
 
 
-def _moments(scm: Scm, columns: Mapping[str, np.ndarray], e: np.ndarray) -> _Moments:
-    parents = [edge.parent for edge in scm.in_edges(TREATMENT_ID)]
+def _moments(
+    scm: Scm, columns: Mapping[str, np.ndarray], e: np.ndarray, parents: list[str]
+) -> _Moments:
     spans, start = {}, 0
     for parent in parents:
         node = scm.node(parent)
@@ -166,11 +170,15 @@ def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Gener
         raise GenerationError(f"the OLS anchor does not know the role of {', '.join(unknown)}")
     kept = [i for i in declared if roles[i] in _KEPT]
     full_variance = outcome_noise_variance(scm)
-    treatment_side = _treatment_ancestry(scm)
+    if scm.real is None:
+        treatment_side = _treatment_ancestry(scm)
+        regressors = [edge.parent for edge in scm.in_edges(TREATMENT_ID)]
+    else:  # a real table's columns go together: any of them may explain T's index
+        treatment_side, regressors = scm, list(declared)
     drawn = {n.id for n in treatment_side.nodes}
     own = {node_id: m for node_id, m in marginals.items() if node_id in drawn}
     sample = sample_clean(treatment_side, OLS_ANCHOR_DRAWS, rng, own, until_propensity=True)
-    moments = _moments(treatment_side, sample.columns, sample.propensity)
+    moments = _moments(treatment_side, sample.columns, sample.propensity, regressors)
     best: OlsAnchor | None = None
     for chosen in itertools.product((True, False), repeat=len(pairs)):
         members = list(kept)

@@ -36,6 +36,7 @@ from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.plan.tiers import TIER_SPECS, Tier
+from causal_gym.realdata.tables import real_table
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.certify import CONFOUNDING_REASON, certify
@@ -47,7 +48,8 @@ from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessyFrame, make_messy, merged_coding, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
-from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
+from causal_gym.staging.readme import ReadmeFacts, SourceNote, render_prompt, render_readme
+from causal_gym.staging.real_naming import name_real_columns
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import TaskId
 
@@ -70,6 +72,23 @@ class Rejection:
 def public_column_order(naming: Naming) -> tuple[ColumnSpec, ...]:
     """README order: by timing, then alphabetical, so it can never echo SCM roles."""
     return tuple(sorted(naming.columns.values(), key=lambda c: (_TIMING_ORDER[c.timing], c.name)))
+
+
+#: The hidden graph's name for what makes a real table's columns go together (its
+#: study's own causes, never modelled): a latent parent of every column drawn from it,
+#: so that adjustment validity is judged as if any two of them may share a cause.
+REAL_POPULATION = "latent_population"
+
+
+def _truth_graph(scm: Scm, names: dict[str, str]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """The hidden graph's roles and edges, with the real tier's population latent."""
+    roles = {names[n.id]: n.role.value for n in scm.nodes}
+    edges = tuple((names[e.parent], names[e.child]) for e in scm.edges)
+    if scm.real is None:
+        return roles, edges
+    roles[REAL_POPULATION] = REAL_POPULATION
+    edges += tuple((REAL_POPULATION, names[node_id]) for node_id, _ in scm.real.columns)
+    return roles, edges
 
 
 def _names(scm: Scm, naming: Naming) -> dict[str, str]:
@@ -121,6 +140,7 @@ def _stage_multi(
         submission_json_schema(family),
         declared,
         effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
+        source=_source_note(plan),
     )
     readme = render_readme(facts, streams.prompt)
     files["README.md"] = readme.encode("utf-8")
@@ -172,6 +192,7 @@ def _stage_single(
         submission_json_schema(family),
         nonlinear=expert,
         effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
+        source=_source_note(plan),
     )
     readme = render_readme(facts, streams.prompt)
     if expert:
@@ -206,14 +227,26 @@ def _stage_single(
     return _Staged(files, facts, {"ate": estimand})
 
 
+def _source_note(plan: TaskPlan) -> SourceNote | None:
+    if plan.source is None:
+        return None
+    table = real_table(plan.source)
+    return SourceNote(table.title, table.citation, table.n_rows)
+
+
 def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
     """A candidate's SCM and column names; an expert SCM's terms come back centered by
     their exact means under the roots' marginals, which naming chooses."""
     spec = TIER_SPECS[plan.tier]
     expert = plan.tier is Tier.EXPERT
     prior = effect_prior(plan.effect_class, plan.generator_version)
-    scm = build_scm(spec, plan.task_id.family, prior, streams.scm, streams.effect, expert=expert)
-    naming = name_columns(scm, streams.naming)
+    table = real_table(plan.source) if plan.source is not None else None
+    family = plan.task_id.family
+    scm = build_scm(spec, family, prior, streams.scm, streams.effect, expert=expert, table=table)
+    if table is not None:
+        naming = name_real_columns(scm, table, streams.naming)
+    else:
+        naming = name_columns(scm, streams.naming)
     if scm.nonlinear is not None:
         scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
     return scm, naming
@@ -279,7 +312,12 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         columns=tuple(c.name for c in columns),
         generation_attempts=attempt + 1,
         estimands=tuple(staged.estimands),
+        source=plan.source,
     )
+    roles, edges = _truth_graph(scm, names)
+    latent = tuple(names[i] for i in scm.latent_ids)
+    if scm.real is not None:
+        latent += (REAL_POPULATION,)
     hidden = HiddenTruth(
         task_id=str(plan.task_id),
         family=family,
@@ -290,9 +328,9 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         outcome=names[OUTCOME_ID],
         pre_treatment=pre,
         post_treatment=tuple(c.name for c in columns if c.timing is Timing.POST),
-        latent=tuple(names[i] for i in scm.latent_ids),
-        roles={names[n.id]: n.role.value for n in scm.nodes},
-        edges=tuple((names[e.parent], names[e.child]) for e in scm.edges),
+        latent=latent,
+        roles=roles,
+        edges=edges,
         generation_attempts=attempt + 1,
     )
     return Task(public, hidden)

@@ -14,12 +14,13 @@ from enum import StrEnum
 
 from causal_gym.plan.tiers import (
     EXPERT_TRAIN_SHARE,
+    REAL_TRAIN_SHARE,
     TRAIN_JITTER,
     Tier,
 )
 from causal_gym.rng_keys.derive import derive_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.task_id import EXPERT_FAMILIES, Namespace, TaskId
+from causal_gym.task_id import EXPERT_FAMILIES, REAL_FAMILIES, Namespace, TaskId
 
 
 class EffectClass(StrEnum):
@@ -52,10 +53,14 @@ class TaskPlan:
     effect_class: EffectClass
     #: The generator version that draws the task (causal_gym/versions.py).
     generator_version: int
+    #: The real tier's source table (causal_gym/realdata/sources.toml); None otherwise.
+    source: str | None = None
 
     def __post_init__(self) -> None:
         if self.staged_rows < 200:
             raise ValueError(f"{self.task_id}: {self.staged_rows} staged rows is below 200")
+        if (self.tier is Tier.REAL) != (self.source is not None):
+            raise ValueError(f"{self.task_id}: a real task, and only one, names its source")
 
 
 def block_classes(
@@ -93,3 +98,17 @@ def is_expert(task_id: TaskId, draw: float) -> bool:
     if task_id.namespace is Namespace.EVAL_EXPERT_V1:
         return True
     return task_id.namespace is Namespace.TRAIN and draw < EXPERT_TRAIN_SHARE
+
+
+#: The first generator version with a real tier.
+REAL_TIER_VERSION = 4
+
+
+def is_real(task_id: TaskId, draw: float, generator_version: int) -> bool:
+    """eval-real-v1 is all real; in train (from generator version 4),
+    REAL_TRAIN_SHARE of the real families' tasks are (by the plan stream's `draw`)."""
+    if task_id.family.value not in REAL_FAMILIES or generator_version < REAL_TIER_VERSION:
+        return False
+    if task_id.namespace is Namespace.EVAL_REAL_V1:
+        return True
+    return task_id.namespace is Namespace.TRAIN and draw < REAL_TRAIN_SHARE

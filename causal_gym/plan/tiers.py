@@ -19,10 +19,11 @@ class Tier(StrEnum):
     MEDIUM = "medium"
     HARD = "hard"
     EXPERT = "expert"
+    REAL = "real"
 
 
-#: The tiers a train task draws from uniformly; the expert tier is drawn apart (see
-#: plan/task_plan.py), so adding it moved no other task.
+#: The tiers a train task draws from uniformly; the expert and real tiers are drawn
+#: apart (see plan/task_plan.py), so adding them moved no other task.
 TIER_ORDER: tuple[Tier, ...] = (Tier.EASY, Tier.MEDIUM, Tier.HARD)
 
 
@@ -141,11 +142,43 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         missing_row_fraction=(0.03, 0.07),
         alternative_coding_fraction=(0.05, 0.20),
     ),
+    # Real covariates (causal_gym/realdata/): the roots are a real table's columns, so
+    # the table decides how many are binary or categorical and caps the root count;
+    # the rows are a share of the table's (plan/task_plan.py), not this range, which
+    # only bounds them. Medium's tangle and mess otherwise.
+    Tier.REAL: TierSpec(
+        tier=Tier.REAL,
+        staged_rows=(300, 2500),
+        confounders=(2, 3),
+        blockers=(0, 1),
+        instruments=(0, 1),
+        predictors=(1, 2),
+        irrelevant=(1, 2),
+        decoys=(0, 1),
+        binary=(0, 0),
+        categorical=(0, 0),
+        mediators=(0, 1),
+        descendants=(1, 2),
+        outcome_noise_sd=(0.9, 1.2),
+        propensity_strength=1.0,
+        duplicate_fraction=(0.01, 0.025),
+        outlier_fraction=(0.002, 0.004),
+        missing_row_fraction=(0.03, 0.07),
+        alternative_coding_fraction=(0.05, 0.20),
+    ),
 }
 
 #: The disclosed share of train tasks of the expert families (task_id.EXPERT_FAMILIES)
 #: that are expert tasks; eval-expert-v1 holds only expert tasks, the other splits none.
 EXPERT_TRAIN_SHARE = 0.2
+
+#: The disclosed share of train tasks of the real families (those with a count in
+#: eval-real-v1) that are real tasks, from generator version 4 on; eval-real-v1 holds
+#: only real tasks, the other splits none.
+REAL_TRAIN_SHARE = 0.2
+#: A real task stages this share of its table's usable rows (a subsample: each row
+#: at most once), whatever its namespace.
+REAL_ROW_SHARE: FloatRange = (0.5, 0.8)
 
 #: A train task's row count is its base count times a factor in this range.
 TRAIN_JITTER: FloatRange = (0.5, 1.5)

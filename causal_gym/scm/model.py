@@ -19,6 +19,7 @@ from functools import cached_property
 import networkx as nx
 
 from causal_gym.scm.nonlinear import Nonlinearity
+from causal_gym.scm.real_roots import RealRoots
 
 TREATMENT_ID = "T"
 OUTCOME_ID = "Y"
@@ -129,7 +130,8 @@ class Edge:
 class Scm:
     """`interaction` (cate only) adds `interaction[level of modifier] * T` to Y: the
     effect of T differs by the modifier's level, level 0 carrying the base effect.
-    `nonlinear` (the expert tier only) adds its terms to T's index and to Y."""
+    `nonlinear` (the expert tier only) adds its terms to T's index and to Y. `real`
+    (the real tier only) binds observed roots to the columns of a real table."""
 
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
@@ -137,6 +139,7 @@ class Scm:
     modifier: str | None = None
     interaction: tuple[float, ...] = ()
     nonlinear: Nonlinearity | None = None
+    real: RealRoots | None = None
     _by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -157,6 +160,10 @@ class Scm:
             raise ValueError("an interaction needs a categorical modifier, one weight per level")
         if self.nonlinear is not None:
             self._check_nonlinear(self.nonlinear)
+        for node_id, _ in self.real.columns if self.real is not None else ():
+            node = self._by_id.get(node_id)
+            if node is None or not node.observed or any(e.child == node_id for e in self.edges):
+                raise ValueError(f"real column bound to {node_id}, which is not an observed root")
         if not nx.is_directed_acyclic_graph(self.graph):
             raise ValueError("SCM graph has a cycle")
         order = {n.id: i for i, n in enumerate(self.nodes)}

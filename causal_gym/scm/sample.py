@@ -50,7 +50,8 @@ def sample_clean(
     sample draws: two calls with one seed give paired potential outcomes.
     `until_propensity` stops once the treatment's propensity is known: the nodes drawn
     before it (every parent of T) hold exactly the values a whole sample would, and
-    nothing after them is drawn (the efficiency bound needs no more)."""
+    nothing after them is drawn (the efficiency bound needs no more). A real-tier SCM
+    first draws the rows of its table (scm/real_roots.py); its bound roots read them."""
     if n_rows < 1:
         raise ValueError(f"cannot sample {n_rows} rows")
     for node_id in marginals:
@@ -58,7 +59,12 @@ def sample_clean(
             raise ValueError(f"node {node_id} is not a continuous root; it cannot take a marginal")
     columns: dict[str, np.ndarray] = {}
     propensity = np.full(n_rows, np.nan)
+    real = scm.real.values if scm.real is not None else {}
+    rows = scm.real.rows(rng, n_rows) if scm.real is not None else None
     for node in scm.nodes:
+        if node.id in real:  # a real table's column, row by row (scm/real_roots.py)
+            columns[node.id] = real[node.id][rows]
+            continue
         if node.kind is Kind.CATEGORICAL:
             columns[node.id] = rng.choice(len(node.level_probs), size=n_rows, p=node.level_probs)
             continue

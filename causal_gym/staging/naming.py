@@ -59,6 +59,8 @@ class ColumnSpec:
     low: float | None = None
     high: float | None = None
     marginal: Marginal | None = None  # exogenous roots only
+    #: A real table's column (the real tier): written as the table holds it, never placed.
+    real: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,23 +99,20 @@ def decimals_for(sd: float) -> int:
     return min(6, max(2, 3 - math.floor(math.log10(sd))))
 
 
-def _take(pool: tuple[dict, ...], count: int, rng: np.random.Generator) -> list[dict]:
+def take(pool: tuple[dict, ...], count: int, rng: np.random.Generator) -> list[dict]:
     if count > len(pool):
         raise ValueError(f"theme pool of {len(pool)} names cannot name {count} columns")
     return [pool[int(i)] for i in rng.choice(len(pool), size=count, replace=False)]
 
 
-def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
-    themes = load_themes()
-    theme = themes[int(rng.integers(len(themes)))]
-    observed = [n for n in scm.nodes if n.observed]
+def treatment_and_outcome(theme: Theme, rng: np.random.Generator) -> dict[str, ColumnSpec]:
+    """The treatment's and the outcome's names, drawn from the theme's pools."""
     columns: dict[str, ColumnSpec] = {}
-
-    t = _take(theme.treatment, 1, rng)[0]
+    t = take(theme.treatment, 1, rng)[0]
     columns[TREATMENT_ID] = ColumnSpec(
         TREATMENT_ID, t["name"], Timing.TREATMENT, Kind.BINARY, t["description"]
     )
-    y = _take(_affine(theme.outcome), 1, rng)[0]
+    y = take(affine(theme.outcome), 1, rng)[0]
     columns[OUTCOME_ID] = ColumnSpec(
         OUTCOME_ID,
         y["name"],
@@ -124,6 +123,14 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
         decimals=OUTCOME_DECIMALS,
         **_bounds(y),
     )
+    return columns
+
+
+def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
+    themes = load_themes()
+    theme = themes[int(rng.integers(len(themes)))]
+    observed = [n for n in scm.nodes if n.observed]
+    columns = treatment_and_outcome(theme, rng)
 
     def group(kind: Kind, timing: Timing) -> list[Node]:
         return [n for n in observed if n.kind is kind and n.timing is timing]
@@ -133,21 +140,21 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
 
     pre = group(Kind.CONTINUOUS, Timing.PRE)
     derived = [n for n in pre if has_parents(n)]
-    derived_entries = _take(_affine(theme.continuous), len(derived), rng)
+    derived_entries = take(affine(theme.continuous), len(derived), rng)
     taken = {e["name"] for e in derived_entries}
     roots = [n for n in pre if not has_parents(n)]
-    root_entries = _take(
+    root_entries = take(
         tuple(e for e in theme.continuous if e["name"] not in taken), len(roots), rng
     )
     for node, entry in zip([*derived, *roots], [*derived_entries, *root_entries], strict=True):
-        columns[node.id] = _numeric(node.id, Timing.PRE, entry, root=not has_parents(node))
+        columns[node.id] = numeric_spec(node.id, Timing.PRE, entry, root=not has_parents(node))
     post = group(Kind.CONTINUOUS, Timing.POST)
     mediators = group(Kind.CONTINUOUS, Timing.MEDIATOR)  # mediation's declared one
-    post_entries = _take(_affine(theme.post), len(post) + len(mediators), rng)
+    post_entries = take(affine(theme.post), len(post) + len(mediators), rng)
     for node, entry in zip([*post, *mediators], post_entries, strict=True):
-        columns[node.id] = _numeric(node.id, node.timing, entry, root=False)
+        columns[node.id] = numeric_spec(node.id, node.timing, entry, root=False)
     for node, entry in zip(
-        binary := group(Kind.BINARY, Timing.PRE), _take(theme.binary, len(binary), rng), strict=True
+        binary := group(Kind.BINARY, Timing.PRE), take(theme.binary, len(binary), rng), strict=True
     ):
         columns[node.id] = ColumnSpec(
             node.id, entry["name"], Timing.PRE, Kind.BINARY, entry["description"]
@@ -162,7 +169,7 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
             for c in theme.categorical
             if len(c["levels"]) >= len(node.level_probs) and c["name"] not in taken
         )
-        columns[node.id] = _categorical(node, _take(fits, 1, rng)[0], rng)
+        columns[node.id] = _categorical(node, take(fits, 1, rng)[0], rng)
     missing = {n.id for n in observed} - set(columns)
     if missing:
         raise ValueError(f"no name assigned to nodes {sorted(missing)}")
@@ -172,12 +179,12 @@ def name_columns(scm: Scm, rng: np.random.Generator) -> Naming:
 def _modifier(node: Node, theme: Theme, taken: set[str], rng: np.random.Generator) -> ColumnSpec:
     """The cate family's declared modifier, from the theme's five-level pool."""
     fits = tuple(c for c in theme.modifier if c["name"] not in taken)
-    return _categorical(node, _take(fits, 1, rng)[0], rng)
+    return _categorical(node, take(fits, 1, rng)[0], rng)
 
 
 def _categorical(node: Node, entry: dict, rng: np.random.Generator) -> ColumnSpec:
     """A categorical column named by `entry`, with as many of its levels as the node has."""
-    chosen = _take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
+    chosen = take(tuple({"level": lv} for lv in entry["levels"]), len(node.level_probs), rng)
     return ColumnSpec(
         node.id,
         entry["name"],
@@ -188,7 +195,7 @@ def _categorical(node: Node, entry: dict, rng: np.random.Generator) -> ColumnSpe
     )
 
 
-def _affine(pool: tuple[dict, ...]) -> tuple[dict, ...]:
+def affine(pool: tuple[dict, ...]) -> tuple[dict, ...]:
     """Entries a node with parents can be written as (no counts, no integer scores)."""
     return tuple(e for e in pool if ValueKind(e["kind"]) not in DISCRETE_KINDS)
 
@@ -204,7 +211,7 @@ def _bounds(entry: dict) -> dict:
     }
 
 
-def _numeric(node_id: str, timing: Timing, entry: dict, root: bool) -> ColumnSpec:
+def numeric_spec(node_id: str, timing: Timing, entry: dict, root: bool) -> ColumnSpec:
     """A root is drawn from the marginal its entry fits, and written exactly; a node
     with parents keeps the entry's mean and SD until placement sets its scale."""
     bounds = _bounds(entry)

@@ -7,7 +7,8 @@ the theme's typical SD, shrunk where needed so that every bound of the column's 
 lies at least SAFETY_SDS of the column's own spread away from its location. At eight
 SDs a Gaussian tail holds about 6e-16 of the values; no staged value crosses a bound
 in practice. The outcome keeps scale 1 (the ATE is in its units) and only moves its
-location. Roots need no placement: they were drawn from their marginal.
+location. Roots need no placement: they were drawn from their marginal, or are a
+real table's column.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def place_columns(naming: Naming, sample: CleanSample) -> Naming:
     """Location and scale of every numeric column that has no marginal of its own."""
     placed = dict(naming.columns)
     for node_id, spec in naming.columns.items():
-        if spec.value_kind is None or spec.marginal is not None:
+        if spec.value_kind is None or spec.marginal is not None or spec.real:
             continue
         spread = float(np.std(sample.columns[node_id]))
         if node_id == OUTCOME_ID:

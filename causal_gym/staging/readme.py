@@ -74,6 +74,28 @@ class FamilyWording(Protocol):
 
 
 @dataclass(frozen=True)
+class SourceNote:
+    """What a real task's README says of the study its columns come from."""
+
+    title: str
+    citation: str
+    table_rows: int
+
+    def lines(self, treatment: str, outcome: str) -> list[str]:
+        return [
+            "## Source",
+            "",
+            f"The {self.table_rows} complete records of a real study supply this extract: "
+            f"{self.title}; {self.citation}. Its rows are a random subset of them, and "
+            "the columns taken from the study keep its names, units and codes. The "
+            f"intervention `{treatment}`, the outcome `{outcome}` and some of the other "
+            "columns were generated from the study's records by a hidden model (a "
+            "semi-synthetic design), so the true effect is known exactly.",
+            "",
+        ]
+
+
+@dataclass(frozen=True)
 class ReadmeFacts:
     family: Family
     #: The family's hooks, as the README needs them.
@@ -89,6 +111,8 @@ class ReadmeFacts:
     nonlinear: bool = False
     #: Generator version 3's effect-size prior, disclosed (ate and adjustment tasks).
     effect_sizes: bool = False
+    #: The real tier's study.
+    source: SourceNote | None = None
 
 
 def _pick(options: tuple[str, ...], rng: np.random.Generator) -> str:
@@ -175,6 +199,8 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
     own_question = spec.question(treatment.name, outcome.name, theme.unit)
     if own_question is not None:
         lines[-2] = own_question
+    if facts.source is not None:
+        lines += facts.source.lines(treatment.name, outcome.name)
     context = spec.context_lines(facts.declared)
     lines += [*context, ""] if context else []
     lines += [

@@ -18,6 +18,7 @@ class AteFamily(FamilyContract):
     splits: ClassVar[Mapping[Namespace, int]] = {
         Namespace.EVAL_V1: 170,
         Namespace.EVAL_EXPERT_V1: 100,
+        Namespace.EVAL_REAL_V1: 50,
     }
     hooks = "causal_gym.hooks:FamilyHooks"
 

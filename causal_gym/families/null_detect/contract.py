@@ -36,10 +36,11 @@ class NullDetectFamily(FamilyContract):
     label = "Null detection"
     submission_model = NullDetectSubmission
     components = ("brier_skill",)
-    # eight whole blocks of 20 in eval-v1, five in eval-expert-v1
+    # eight whole blocks of 20 in eval-v1, five in eval-expert-v1, three in eval-real-v1
     splits: ClassVar[Mapping[Namespace, int]] = {
         Namespace.EVAL_V1: 160,
         Namespace.EVAL_EXPERT_V1: 100,
+        Namespace.EVAL_REAL_V1: 60,
     }
     block_size = NULL_BLOCK_SIZE
     extra_probes = ("prior_only",)
