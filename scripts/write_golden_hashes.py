@@ -24,6 +24,9 @@ GOLDEN_IDS = (
     "eval-v3:iv:0",
     "eval-v3:did:77",
     "eval-v3:rdd:149",
+    "eval-real-v1:ate:0",
+    "eval-real-v1:adjustment:49",
+    "eval-real-v1:null_detect:59",
 )
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "tests" / "golden" / "sha256.json"
 

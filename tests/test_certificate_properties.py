@@ -63,6 +63,8 @@ def test_collider_decoy_alone_opens_a_path(task_id: str) -> None:
     if h.effect_class.value == "confounded":
         graph.remove_nodes_from([n for n, r in h.roles.items() if r == "unobserved_confounder"])
     confounding = {"confounder", "latent_blocker", "effect_modifier"}
+    if h.tier.value == "real":  # the table's columns may share causes: Y's parents too
+        confounding.add("outcome_predictor")
     confounders = [c for c in h.pre_treatment if h.roles[c] in confounding]
     for decoy in (c for c in h.pre_treatment if h.roles[c] == "collider_decoy"):
         assert satisfies_backdoor(graph, h.treatment, h.outcome, confounders) or not confounders

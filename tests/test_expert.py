@@ -197,12 +197,12 @@ def test_train_draws_the_disclosed_expert_share(default_key) -> None:
 
 
 def test_a_task_that_is_not_expert_keeps_its_old_plan(default_key) -> None:
-    """The expert draws come after the old ones: replaying the plan stream as it was
-    drawn before the tier existed gives the same tier and size."""
+    """The expert (and real) draws come after the old ones: replaying the plan stream
+    as it was drawn before the tiers existed gives the same tier and size."""
     for index in range(300):
         tid = TaskId.parse(f"train:ate:{index}")
         plan = plan_task(default_key, tid)
-        if plan.tier is Tier.EXPERT:
+        if plan.tier in (Tier.EXPERT, Tier.REAL):
             continue
         rng = derive_plan_rng(default_key, tid)
         tier = TIER_ORDER[int(rng.integers(len(TIER_ORDER)))]

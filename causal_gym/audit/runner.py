@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from causal_gym.errors import GenerationError
-from causal_gym.generate.draw import plan_task
+from causal_gym.generate.draw import plan_task, tier_train_ids
 from causal_gym.make import generate_task
 from causal_gym.plan.tiers import Tier
 from causal_gym.rng_keys.keys import DerivationKey
@@ -59,20 +59,6 @@ def _outcomes(jobs: list[Job], workers: int) -> Iterator[Outcome]:
         yield from pool.imap_unordered(_work, jobs, chunksize=4)
 
 
-def expert_train_ids(key: DerivationKey, family: str, count: int) -> list[str]:
-    """The first `count` train ids of `family` whose plan is expert (a disclosed fifth
-    of them): the expert tier as streams serve it, at the newest generator version.
-    Only the plan is drawn for the others, which costs an HMAC and a few draws."""
-    found: list[str] = []
-    index = 0
-    while len(found) < count:
-        task_id = f"train:{family}:{index}"
-        if plan_task(key, TaskId.parse(task_id)).tier is Tier.EXPERT:
-            found.append(task_id)
-        index += 1
-    return found
-
-
 def run_audit(
     suite: AuditSuite,
     keys: list[tuple[str, DerivationKey]],
@@ -83,16 +69,16 @@ def run_audit(
 ) -> AuditRun:
     """Every (key, family, index) task of the suite's families audited by its
     `audit_task`, rows in a fixed order whatever the worker count, and the ids that
-    failed, by key label. An expert-tier suite on train draws each family's first
-    expert train tasks instead of its first indices."""
+    failed, by key label. A suite of one tier (expert, real) on train draws each
+    family's first train tasks of that tier instead of its first indices."""
     from causal_gym.audit.suite import AuditRun
 
     _KEYS[:] = [key for _, key in keys]
     _AUDIT[:] = [suite.audit_task]
 
     def ids(key: DerivationKey, family: str) -> list[str]:
-        if suite.expert_tier and namespace == "train":
-            return expert_train_ids(key, family, per_family)
+        if suite.tier is not None and namespace == "train":
+            return tier_train_ids(key, family, per_family, Tier(suite.tier))
         return [f"{namespace}:{family}:{index}" for index in range(per_family)]
 
     jobs = [

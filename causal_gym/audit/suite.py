@@ -8,7 +8,8 @@
 - plots: PNGs beside the report.
 
 The built-in suites are `seed` (eval-v1's families), `estimand` (eval-v2's),
-`expert` (the expert tier) and `design` (eval-v3's), each named here by an entry
+`expert` (the expert tier), `design` (eval-v3's) and `real` (the real tier, by the
+seed suite's protocol), each named here by an entry
 string, so naming a suite imports nothing heavy; a package of its own adds one under
 the entry-point group `causal_gym.audit_suites` (causal_gym.registries.Registry, like
 every plug-in kind).
@@ -35,6 +36,7 @@ BUILTIN: dict[str, str] = {
     "estimand": "causal_gym.audit.estimand.suite:SUITE",
     "expert": "causal_gym.audit.expert.suite:SUITE",
     "design": "causal_gym.audit.design.suite:SUITE",
+    "real": "causal_gym.audit.real:SUITE",
 }
 
 
@@ -69,9 +71,11 @@ class AuditSuite:
     #: Table name -> drawing; the first is the one the terminal shows after a run.
     tables: Mapping[str, Callable[[Any], Table]]
     plots: Callable[[Any, list[Any], Path], list[Path]]
-    #: Audits the expert tier: train tasks are the tier's (a keyed fifth of the ids),
-    #: frozen-split tasks are drawn at planned size under any key, past the manifest.
-    expert_tier: bool = False
+    #: Audits one tier ("expert", "real"): its train tasks are the tier's (a keyed
+    #: share of the ids). The expert tier's frozen-split tasks are drawn at planned
+    #: size under any key, past the manifest (`past_manifest`).
+    tier: str | None = None
+    past_manifest: bool = False
 
     @property
     def families(self) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ def _check_options(namespace: str, families: str, keys: int, per_family: int, ou
         fail(f"--families {families} audits train or {families} tasks, not {namespace}{hint}")
     from causal_gym.audit.suite import suite_for_split
 
-    if suite_for_split(families).expert_tier:
+    if suite_for_split(families).past_manifest:
         return  # any key, past the manifest: the tier is drawn, not read from the split
     if namespace != "train" and keys > 1:
         fail(f"--namespace {namespace} is a frozen split under one key: use --keys 1")
@@ -115,16 +115,17 @@ def audit(
         str,
         typer.Option(
             "--namespace",
-            help="train, eval-v1, eval-v2 or (the expert audit) eval-expert-v1; the expert "
-            "audit's train tasks are the expert tier's.",
+            help="train or the frozen split of --families; the expert and real audits' "
+            "train tasks are their tier's.",
         ),
     ] = "train",
     families: Annotated[
         str,
         typer.Option(
             "--families",
-            help="eval-v1: ate, adjustment, null_detect; eval-v2: cate, mediation, "
-            "obs_vs_rct; eval-expert-v1: the expert tier of ate, adjustment, null_detect.",
+            help="The frozen split whose families (and suite) to audit: eval-v1, eval-v2, "
+            "eval-expert-v1 (the expert tier), eval-v3 (the designs), eval-real-v1 (the "
+            "real tier).",
         ),
     ] = "eval-v1",
     key_file: KeyFileOption = None,

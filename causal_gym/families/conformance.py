@@ -9,7 +9,10 @@ hooks), generation is byte-deterministic, the staged files are the declared ones
 hide every truth, the README carries the family's answer section and schema, the
 sandbox kit's honest answer validates and scores into the declared estimands and
 components, the hidden parts refuse to be printed or pickled, and the role-count
-bounds hold in every draw. Each failure is a FamilyConformanceError naming the check.
+bounds hold in every draw. A family with a real tier is checked on its first real
+train tasks too, and they must be real: their rows from the named table, its study
+named in the README, the table's columns under their own names. Each failure is a
+FamilyConformanceError naming the check.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from causal_gym.contracts.families import contract_of
 from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.errors import FamilyConformanceError
 from causal_gym.generate.build import draw_counts
+from causal_gym.generate.draw import tier_train_ids
 from causal_gym.hooks import FamilyHooks, hooks_of
 from causal_gym.make import generate_task
-from causal_gym.plan.tiers import TIER_SPECS
+from causal_gym.plan.tiers import TIER_SPECS, Tier
+from causal_gym.realdata.tables import real_table
 from causal_gym.reference import analyst, answer
 from causal_gym.rng_keys.keys import DerivationKey, resolve_key
 from causal_gym.scoring.answer import score_answer
@@ -49,8 +54,26 @@ def check_family(name: str, key: DerivationKey | None = None, tasks: int = 3) ->
     key = key or resolve_key(environ={})
     for index in range(tasks):
         _check_task(name, f"train:{name}:{index}", key)
+    if contract.real_tier:
+        for task_id in tier_train_ids(key, name, tasks, Tier.REAL):
+            _check_task(name, task_id, key)
+            _check_real(task_id, key)
     if type(hooks).design_candidate is FamilyHooks.design_candidate:
         _check_role_counts(name)  # (a design family draws no shared SCM)
+
+
+def _check_real(task_id: str, key: DerivationKey) -> None:
+    task = generate_task(task_id, key)
+    public = task.public
+    _expect(public.tier is Tier.REAL and public.source is not None, f"{task_id}: not real")
+    assert public.source is not None
+    table = real_table(public.source)
+    readme = public.files["README.md"].decode("utf-8")
+    _expect("\n## Source\n\n" in readme, f"{task_id}: the README has no Source section")
+    _expect(table.title in readme, f"{task_id}: the README does not name its study")
+    real = {c.name for c in table.columns} & set(public.pre_treatment_columns)
+    _expect(bool(real), f"{task_id}: no column of {table.key} is staged")
+    _expect(public.metadata().get("source") == table.key, f"{task_id}: metadata's source")
 
 
 def _check_declarations(name: str) -> None:

@@ -12,9 +12,17 @@ from causal_gym.plan.task_plan import (
     is_real,
     jittered_rows,
 )
-from causal_gym.plan.tiers import REAL_ROW_SHARE, TIER_ORDER, TIER_SPECS, TRAIN_JITTER, Tier
+from causal_gym.plan.tiers import (
+    REAL_NONLINEAR_SHARE,
+    REAL_ROW_SHARE,
+    TIER_ORDER,
+    TIER_SPECS,
+    TRAIN_JITTER,
+    Tier,
+)
 from causal_gym.realdata.tables import real_table, source_names
-from causal_gym.rng_keys.derive import derive_plan_rng
+from causal_gym.contracts.families import contract_of
+from causal_gym.rng_keys.derive import derive_plan_rng, derive_real_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import Namespace, TaskId
 from causal_gym.versions import generator_version
@@ -44,12 +52,21 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     # The real draws come last too (generator version 4): every other task keeps the
     # plan it had. A real task's rows are a share of its table's, in every namespace.
     real_draw = float(rng.uniform())
+    block_size = contract_of(task_id.family).block_size
+    if block_size > 1:  # whole blocks are real or not: the class mix stays whole
+        block = task_id.index // block_size
+        ns = task_id.namespace.value
+        real_draw = float(derive_real_block_rng(key, ns, block, task_id.family.value).uniform())
     sources = source_names()
     source = sources[int(rng.integers(len(sources)))]
     share = float(rng.uniform(*REAL_ROW_SHARE))
+    nonlinear_draw = float(rng.uniform())
     real = tier is not Tier.EXPERT and is_real(task_id, real_draw, version)
+    nonlinear = tier is Tier.EXPERT
     if real:
-        tier, base_rows = Tier.REAL, round(share * real_table(source).n_rows)
+        table = real_table(source)
+        tier, base_rows = Tier.REAL, round(share * table.n_rows)
+        nonlinear = table.nonlinear and nonlinear_draw < REAL_NONLINEAR_SHARE
     if staged_rows is not None:
         rows = staged_rows
     elif task_id.namespace is Namespace.TRAIN and not real:
@@ -58,5 +75,21 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
         rows = base_rows
     effect = effect_class_for(key, task_id)
     return TaskPlan(
-        task_id, tier, base_rows, rows, effect, version, source=source if real else None
-    )
+        task_id, tier, base_rows, rows, effect, version,
+        source=source if real else None, nonlinear=nonlinear,
+    )  # fmt: skip
+
+
+def tier_train_ids(key: DerivationKey, family: str, count: int, tier: Tier) -> list[str]:
+    """The first `count` train ids of `family` whose plan is of `tier` (the expert or
+    the real tier, each a disclosed share of them): the tier as streams serve it, at
+    the newest generator version. Only the plan is drawn for the others, which costs
+    an HMAC and a few draws."""
+    found: list[str] = []
+    index = 0
+    while len(found) < count:
+        task_id = f"train:{family}:{index}"
+        if plan_task(key, TaskId.parse(task_id)).tier is tier:
+            found.append(task_id)
+        index += 1
+    return found

@@ -35,7 +35,7 @@ from causal_gym.generate.solvability import (
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.task_plan import TaskPlan
-from causal_gym.plan.tiers import TIER_SPECS, Tier
+from causal_gym.plan.tiers import TIER_SPECS
 from causal_gym.realdata.tables import real_table
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
@@ -80,7 +80,10 @@ def public_column_order(naming: Naming) -> tuple[ColumnSpec, ...]:
 REAL_POPULATION = "latent_population"
 
 
-def _truth_graph(scm: Scm, names: dict[str, str]) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+Edges = tuple[tuple[str, str], ...]
+
+
+def _truth_graph(scm: Scm, names: dict[str, str]) -> tuple[dict[str, str], Edges]:
     """The hidden graph's roles and edges, with the real tier's population latent."""
     roles = {names[n.id]: n.role.value for n in scm.nodes}
     edges = tuple((names[e.parent], names[e.child]) for e in scm.edges)
@@ -238,7 +241,7 @@ def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
     """A candidate's SCM and column names; an expert SCM's terms come back centered by
     their exact means under the roots' marginals, which naming chooses."""
     spec = TIER_SPECS[plan.tier]
-    expert = plan.tier is Tier.EXPERT
+    expert = plan.nonlinear
     prior = effect_prior(plan.effect_class, plan.generator_version)
     table = real_table(plan.source) if plan.source is not None else None
     family = plan.task_id.family
@@ -248,7 +251,8 @@ def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
     else:
         naming = name_columns(scm, streams.naming)
     if scm.nonlinear is not None:
-        scm = dataclasses.replace(scm, nonlinear=centered(scm.nonlinear, naming.marginals))
+        terms = centered(scm.nonlinear, naming.marginals, scm.real)
+        scm = dataclasses.replace(scm, nonlinear=terms)
     return scm, naming
 
 
@@ -262,7 +266,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     if designed is not None:  # a design family: its own model, the shared build step
         built = design_task(plan, designed, attempt)
         return built if isinstance(built, Task) else Rejection(attempt, built)
-    expert = plan.tier is Tier.EXPERT
+    expert = plan.nonlinear
     scm, naming = draw_scm(plan, streams)
     mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
     data = copy.deepcopy(streams.data)  # to sample a calibrated SCM with the same draws
@@ -284,7 +288,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     )
     reasons = certificate.reasons or tuple(shape.certify_sample(scm, sample, plan, streams))
     if expert and scm.nonlinear is None:
-        reasons += ("the expert tier needs a continuous confounder",)
+        reasons += ("a nonlinear task needs a continuous confounder",)
     if reasons:
         return Rejection(attempt, reasons)
 

@@ -55,12 +55,17 @@ class TaskPlan:
     generator_version: int
     #: The real tier's source table (causal_gym/realdata/sources.toml); None otherwise.
     source: str | None = None
+    #: Nonlinear terms and the flexible reference: every expert task, and a share of
+    #: the real tier's on tables that support them.
+    nonlinear: bool = False
 
     def __post_init__(self) -> None:
         if self.staged_rows < 200:
             raise ValueError(f"{self.task_id}: {self.staged_rows} staged rows is below 200")
         if (self.tier is Tier.REAL) != (self.source is not None):
             raise ValueError(f"{self.task_id}: a real task, and only one, names its source")
+        if self.tier is Tier.EXPERT and not self.nonlinear:
+            raise ValueError(f"{self.task_id}: an expert task is nonlinear")
 
 
 def block_classes(

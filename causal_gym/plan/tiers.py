@@ -145,7 +145,9 @@ TIER_SPECS: dict[Tier, TierSpec] = {
     # Real covariates (causal_gym/realdata/): the roots are a real table's columns, so
     # the table decides how many are binary or categorical and caps the root count;
     # the rows are a share of the table's (plan/task_plan.py), not this range, which
-    # only bounds them. Medium's tangle and mess otherwise.
+    # only bounds them. Medium's tangle and mess otherwise, with less outcome noise:
+    # the tables are small (753-3,010 rows), and at the linear tiers' noise the
+    # honest reward on 450-680 rows of Mroz's fell below the audit's band (0.70).
     Tier.REAL: TierSpec(
         tier=Tier.REAL,
         staged_rows=(300, 2500),
@@ -159,7 +161,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
         categorical=(0, 0),
         mediators=(0, 1),
         descendants=(1, 2),
-        outcome_noise_sd=(0.9, 1.2),
+        outcome_noise_sd=(0.7, 1.0),
         propensity_strength=1.0,
         duplicate_fraction=(0.01, 0.025),
         outlier_fraction=(0.002, 0.004),
@@ -178,7 +180,10 @@ EXPERT_TRAIN_SHARE = 0.2
 REAL_TRAIN_SHARE = 0.2
 #: A real task stages this share of its table's usable rows (a subsample: each row
 #: at most once), whatever its namespace.
-REAL_ROW_SHARE: FloatRange = (0.5, 0.8)
+REAL_ROW_SHARE: FloatRange = (0.6, 0.9)
+#: The share of a real task's draws that are nonlinear, on a table that supports it
+#: (the expert tier's terms on its continuous columns, and its flexible reference).
+REAL_NONLINEAR_SHARE = 0.5
 
 #: A train task's row count is its base count times a factor in this range.
 TRAIN_JITTER: FloatRange = (0.5, 1.5)

@@ -69,9 +69,12 @@ class RealTable:
     setting: str
     n_rows: int
     columns: tuple[RealColumn, ...]
+    #: Whether half of its tasks get a nonlinear model (sources.toml says why).
+    nonlinear: bool
     pools: dict[str, tuple[dict[str, Any], ...]] = field(repr=False, compare=False)
 
     def column(self, name: str) -> RealColumn:
+        """The usable column `name` (RealDataError names the source otherwise)."""
         for column in self.columns:
             if column.name == name:
                 return column
@@ -175,5 +178,5 @@ def real_table(key: str) -> RealTable:
     }
     return RealTable(
         key, entry["title"], entry["citation"], entry["unit"], entry["population"],
-        entry["setting"], len(frame), columns, pools,
+        entry["setting"], len(frame), columns, bool(entry["nonlinear"]), pools,
     )  # fmt: skip

@@ -91,3 +91,13 @@ def derive_block_rng(
     The message has four colon-separated parts, so it can never equal a task id.
     """
     return generator_from_digest(_mac(key.raw, f"{namespace}:{family}:block:{block}"))
+
+
+def derive_real_block_rng(
+    key: DerivationKey, namespace: str, block: int, family: str
+) -> np.random.Generator:
+    """Stream that decides whether a whole block of a block family's train indices is
+    of the real tier, so the tier holds whole blocks (and their fixed class mix).
+
+    Four colon-separated parts, like the block stream's, under another third part."""
+    return generator_from_digest(_mac(key.raw, f"{namespace}:{family}:real-block:{block}"))

@@ -20,6 +20,7 @@ import numpy as np
 
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.nonlinear import TERM_SCALE, Nonlinearity, Term, TermKind, factor
+from causal_gym.scm.real_roots import RealRoots
 
 
 def _distribution(marginal: Marginal | None) -> Any:
@@ -93,10 +94,21 @@ def term_mean(term: Term, marginals: Mapping[str, Marginal]) -> float:
     return mean
 
 
-def centered(nonlinear: Nonlinearity, marginals: Mapping[str, Marginal]) -> Nonlinearity:
+def centered(
+    nonlinear: Nonlinearity, marginals: Mapping[str, Marginal], real: RealRoots | None = None
+) -> Nonlinearity:
     """The same terms, each centered by its exact mean under the roots' marginals
-    (a root without one is standard normal)."""
-    terms = tuple(
-        dataclasses.replace(term, center=term_mean(term, marginals)) for term in nonlinear.terms
-    )
+    (a root without one is standard normal). A term of a real table's columns is
+    centered by its mean over the table's rows, the population they are: exact too,
+    and right for correlated inputs."""
+    bound = real.values if real is not None else {}
+
+    def mean(term: Term) -> float:
+        if all(root in bound for root in term.inputs):
+            return float(np.mean(term.raw(bound)))
+        if any(root in bound for root in term.inputs):
+            raise ValueError(f"a term mixes real and drawn roots: {term.inputs}")
+        return term_mean(term, marginals)
+
+    terms = tuple(dataclasses.replace(term, center=mean(term)) for term in nonlinear.terms)
     return dataclasses.replace(nonlinear, terms=terms)

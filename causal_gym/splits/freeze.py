@@ -84,7 +84,7 @@ def verify_entries(
         # at the manifest's own row count, as causal_gym.make gives it to every eval id
         task = build_task(TaskId.parse(entry.task_id), key, staged_rows=entry.n_rows)
         actual = ManifestEntry.model_validate(task.public.metadata())
-        for field in ("family", "tier", "n_rows", "sha256", "generation_attempts"):
+        for field in ("family", "tier", "n_rows", "sha256", "generation_attempts", "source"):
             if getattr(actual, field) != getattr(entry, field):
                 mismatches.append(
                     Mismatch(entry.task_id, field, getattr(entry, field), getattr(actual, field))

@@ -1,5 +1,5 @@
-"""The manifests of the frozen splits (eval-v1, eval-v2, eval-expert-v1, eval-v3): which ids a
-split holds and what they stage.
+"""The manifests of the frozen splits (every namespace but train): which ids a split
+holds and what they stage.
 
 A manifest pins each task's staged row count (so a frozen split never depends on the
 train jitter or on later tier edits) and the sha256 of every staged file (so any
@@ -35,6 +35,8 @@ class ManifestEntry(BaseModel):
     n_rows: int = Field(gt=0)
     sha256: dict[str, str]
     generation_attempts: int = Field(ge=1)
+    #: The real tier's source table (eval-real-v1); absent everywhere else.
+    source: str | None = None
 
     @model_validator(mode="after")
     def _every_staged_file(self) -> ManifestEntry:
@@ -116,7 +118,10 @@ def frozen_rows(task_id: TaskId) -> int:
 def manifest_json(manifest: Manifest) -> str:
     """One task per line, so a diff of the committed file shows exactly what moved."""
     head = manifest.model_dump(mode="json", exclude={"tasks"})
-    lines = [json.dumps(e.model_dump(mode="json"), sort_keys=True) for e in manifest.tasks]
+    lines = [
+        json.dumps(e.model_dump(mode="json", exclude_none=True), sort_keys=True)
+        for e in manifest.tasks
+    ]
     body = ",\n    ".join(lines)
     header = json.dumps(head, sort_keys=True)[1:-1]
     return f'{{{header},\n  "tasks": [\n    {body}\n  ]\n}}\n'

@@ -90,7 +90,8 @@ class SourceNote:
             "the columns taken from the study keep its names, units and codes. The "
             f"intervention `{treatment}`, the outcome `{outcome}` and some of the other "
             "columns were generated from the study's records by a hidden model (a "
-            "semi-synthetic design), so the true effect is known exactly.",
+            "semi-synthetic design), so the true effect is known exactly. Any two columns "
+            "taken from the study may share causes that no column records.",
             "",
         ]
 

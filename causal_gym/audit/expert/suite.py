@@ -79,5 +79,6 @@ SUITE = AuditSuite(
     evaluate=evaluate,
     tables={"families": families_table, "probes": probes_table, "knowledge": knowledge},
     plots=plots,
-    expert_tier=True,
+    tier="expert",
+    past_manifest=True,
 )

@@ -41,8 +41,9 @@ class SeedRow(AteRow):
     #: own 90% interval (ate and adjustment, linear tiers): the more efficient analyst
     #: the anchor must not punish (None elsewhere).
     efficient_reward: float | None
-    #: An expert-tier task (a fifth of these families' train tasks): its honest answer
-    #: is flexible.py's, and the linear third-party analyst is not compared on it.
+    #: A nonlinear task (the expert tier, a fifth of these families' train tasks, and
+    #: half the real tier's on tables that support it): its honest answer is
+    #: flexible.py's, and the linear third-party analyst is not compared on it.
     expert: bool = False
 
 
@@ -72,7 +73,8 @@ def audit_task(task: Task, key_label: str) -> SeedRow:
     aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
     bayes = scored_answer(task, bayes_prior(view))
     efficient = None
-    if task.public.tier.value != "expert" and task.public.family.value in EFFICIENT_FAMILIES:
+    nonlinear = view.dictionary.nonlinear  # the README says so: the flexible reference
+    if not nonlinear and task.public.family.value in EFFICIENT_FAMILIES:
         efficient = scored_answer(task, efficient_ols(view, task.hidden)).reward
     return SeedRow(
         **row_start(task, key_label, ref),
@@ -93,5 +95,5 @@ def audit_task(task: Task, key_label: str) -> SeedRow:
         leak_features=staged_features(task.public),
         structural_null=null,
         efficient_reward=efficient,
-        expert=task.public.tier.value == "expert",
+        expert=nonlinear,
     )
