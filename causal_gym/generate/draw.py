@@ -50,7 +50,9 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
         tier, base_rows = Tier.EXPERT, expert_rows
     version = generator_version(task_id.namespace.value)
     # The real draws come last too (generator version 4): every other task keeps the
-    # plan it had. A real task's rows are a share of its table's, in every namespace.
+    # plan it had. A task drawn real is real even where it drew expert (so that a
+    # block family's blocks are real as a whole); its rows are a share of its table's,
+    # in every namespace.
     real_draw = float(rng.uniform())
     block_size = contract_of(task_id.family).block_size
     if block_size > 1:  # whole blocks are real or not: the class mix stays whole
@@ -61,7 +63,7 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     source = sources[int(rng.integers(len(sources)))]
     share = float(rng.uniform(*REAL_ROW_SHARE))
     nonlinear_draw = float(rng.uniform())
-    real = tier is not Tier.EXPERT and is_real(task_id, real_draw, version)
+    real = is_real(task_id, real_draw, version)
     nonlinear = tier is Tier.EXPERT
     if real:
         table = real_table(source)

@@ -171,7 +171,9 @@ TIER_SPECS: dict[Tier, TierSpec] = {
 }
 
 #: The disclosed share of train tasks of the expert families (task_id.EXPERT_FAMILIES)
-#: that are expert tasks; eval-expert-v1 holds only expert tasks, the other splits none.
+#: that are expert tasks, among those that are not real (from generator version 4 a
+#: real draw wins: REAL_TRAIN_SHARE below); eval-expert-v1 holds only expert tasks,
+#: the other splits none.
 EXPERT_TRAIN_SHARE = 0.2
 
 #: The disclosed share of train tasks of the real families (those with a count in
