@@ -139,6 +139,23 @@ def bench_generate() -> list[str]:
     return rows
 
 
+def bench_generate_real() -> list[str]:
+    rows = [
+        "| family | tasks | full tasks/s | tasks per CPU-second | attempts |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    families = _bench("generate_real", "generate").results["families"]
+    keys = ("tasks", "full_s", "cpu_s")
+    total = {k: sum(f[k] for f in families.values()) for k in keys}
+    for family, f in [*families.items(), ("all", total)]:
+        attempts = f"{f['mean_attempts']:.2f}" if "mean_attempts" in f else ""
+        rows.append(
+            f"| {family} | {f['tasks']} | {f['tasks'] / f['full_s']:.1f} | "
+            f"{f['tasks'] / f['cpu_s']:.1f} | {attempts} |"
+        )
+    return rows
+
+
 def bench_expert() -> list[str]:
     result = _bench("expert", "expert")
     budget = result.parameters["budget_s"]
@@ -358,6 +375,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "demo": demo,
     "eval-v1-reference": eval_v1_reference,
     "bench-generate": bench_generate,
+    "bench-generate-real": bench_generate_real,
     "bench-expert": bench_expert,
     "bench-cli": bench_cli,
     "bench-sandbox": bench_sandbox,

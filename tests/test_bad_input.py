@@ -50,7 +50,8 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
         (["--config", str(tmp_path)], "is not a regular file"),
         (
             ["--split", "eval-v4", "-n", "1"],
-            "split: Input should be 'train', 'eval-v1', 'eval-v2', 'eval-expert-v1', 'eval-v3' or 'eval-real-v1'",
+            "split: Input should be 'train', 'eval-v1', 'eval-v2', 'eval-expert-v1', "
+            "'eval-v3' or 'eval-real-v1'",
         ),
         (["--split", "eval-v2", "-n", "451"], "more than eval-v2 holds"),
         (["--split", "eval-v1", "-n", "501"], "more than eval-v1 holds"),

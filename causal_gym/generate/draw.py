@@ -3,6 +3,7 @@ the effect class from the family's hooks, the generator version from the namespa
 
 from __future__ import annotations
 
+from causal_gym.contracts.families import contract_of
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.task_plan import (
     EffectClass,
@@ -21,7 +22,6 @@ from causal_gym.plan.tiers import (
     Tier,
 )
 from causal_gym.realdata.tables import real_table, source_names
-from causal_gym.contracts.families import contract_of
 from causal_gym.rng_keys.derive import derive_plan_rng, derive_real_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import Namespace, TaskId

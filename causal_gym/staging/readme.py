@@ -80,8 +80,18 @@ class SourceNote:
     title: str
     citation: str
     table_rows: int
+    #: False for a file that is real end to end (the NSW reality check).
+    semi_synthetic: bool = True
 
     def lines(self, treatment: str, outcome: str) -> list[str]:
+        if not self.semi_synthetic:
+            return [
+                "## Source",
+                "",
+                f"Every cell is a real record: {self.title}; {self.citation}. Nothing is "
+                "simulated, so no model of this file knows the answer.",
+                "",
+            ]
         return [
             "## Source",
             "",
@@ -251,6 +261,12 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         "## Submission",
         "",
     ]
+    if facts.source is not None and not facts.source.semi_synthetic:
+        start = lines.index("## Data quality") + 2
+        lines[start + 1 : start + 3] = [
+            "- Nothing was altered or added: two identical rows are two people, and every "
+            "value is as the studies recorded it.",
+        ]
     contract = spec.assumption_lines()
     if contract is not None:
         start = lines.index("## Assumptions") + 2
