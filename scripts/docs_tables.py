@@ -365,6 +365,46 @@ def bench_capacity() -> list[str]:
     return rows
 
 
+# --- the real tier: ranking transfer and the NSW reality check (docs/real/*.json) -----
+def real_ranking() -> list[str]:
+    result = _json("docs/real/ranking.json")
+    rewards, labels = result["rewards"], result["labels"]
+    place = {g: {r: i + 1 for i, r in enumerate(o)} for g, o in result["orders"].items()}
+    rows = [
+        "| rung | synthetic tiers: reward (SE) | rank | real tier: reward (SE) | rank |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for rung, label in labels.items():
+        s, r = rewards["synthetic"][rung], rewards["real"][rung]
+        rows.append(
+            f"| {label} | {s['mean']:+.4f} ({s['se']:.4f}) | {place['synthetic'][rung]} | "
+            f"{r['mean']:+.4f} ({r['se']:.4f}) | {place['real'][rung]} |"
+        )
+    n = rewards["real"]["reference"]["n"]
+    rows.append(f"| Kendall's tau between the orders ({n} tasks a group) | "
+                f"{result['kendall_tau']:+.3f} | | | |")  # fmt: skip
+    return rows
+
+
+def real_reality_check() -> list[str]:
+    result = _json("docs/real/reality_check.json")
+    exp = result["experiment"]
+    rows = [
+        "| analyst | estimate | 90% interval | from the experiment (its SEs) | holds it | "
+        "reward |",
+        "| --- | ---: | --- | ---: | :---: | ---: |",
+        f"| the NSW experiment ({exp['n_treated']} treated, {exp['n_control']} controls) | "
+        f"{exp['estimate']:,.0f} | SE {exp['se']:,.0f} | 0 | | |",
+    ]
+    for row in result["analysts"].values():
+        rows.append(
+            f"| {row['label']} | {row['estimate']:,.0f} | [{row['ci_lower']:,.0f}, "
+            f"{row['ci_upper']:,.0f}] | {row['distance_in_experiment_se']:+.2f} | "
+            f"{'yes' if row['covers_experiment'] else 'no'} | {row['reward']:+.3f} |"
+        )
+    return rows
+
+
 TABLES: dict[str, Callable[[], list[str]]] = {
     "baselines-eval-v1": baselines("eval-v1"),
     "baselines-eval-v1-demo": baselines("eval-v1-demo"),
@@ -383,6 +423,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "bench-capacity": bench_capacity,
     "bench-cpu": bench_cpu,
     "bench-stream": bench_stream,
+    "real-ranking": real_ranking,
+    "real-reality-check": real_reality_check,
 }
 
 

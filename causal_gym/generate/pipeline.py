@@ -35,7 +35,7 @@ from causal_gym.generate.solvability import (
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import effect_prior
 from causal_gym.plan.task_plan import TaskPlan
-from causal_gym.plan.tiers import TIER_SPECS
+from causal_gym.plan.tiers import TIER_SPECS, Tier
 from causal_gym.realdata.tables import real_table
 from causal_gym.rng_keys.derive import TaskStreams, derive_streams
 from causal_gym.rng_keys.keys import DerivationKey
@@ -218,11 +218,13 @@ def _stage_single(
         if not solvable.ok:
             return Rejection(0, solvable.reasons)
         anchor = ols_anchor(scm, naming.marginals, streams.anchor)
+        n_used = solvable.fit.n_used
+        real = plan.tier is Tier.REAL
         estimand = Estimand(
             value=ate,
             reference_estimate=solvable.fit.estimate,
             reference_se=solvable.fit.se,
-            reference_width=anchor.width(solvable.fit.n_used),
+            reference_width=anchor.low_width(n_used) if real else anchor.width(n_used),
             scale=solvable.scale,
             interval_alpha=PROPER_INTERVAL_ALPHA,
         )
