@@ -411,6 +411,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "baselines-eval-v2": baselines("eval-v2"),
     "baselines-eval-expert-v1": baselines("eval-expert-v1"),
     "baselines-eval-v3": baselines("eval-v3"),
+    "baselines-eval-real-v1": baselines("eval-real-v1"),
     **audit_tables(),
     "demo": demo,
     "eval-v1-reference": eval_v1_reference,

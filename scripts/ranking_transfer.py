@@ -121,7 +121,7 @@ def plot(result: dict[str, object], path: Path) -> None:
 
     rewards = result["rewards"]
     assert isinstance(rewards, dict)
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, ax = plt.subplots(figsize=(10, 4.4))
     rungs = list(LADDER)
     for offset, group in ((-0.18, "synthetic"), (0.18, "real")):
         means = [max(rewards[group][r]["mean"], -3.0) for r in rungs]
@@ -132,8 +132,8 @@ def plot(result: dict[str, object], path: Path) -> None:
     ax.invert_yaxis()
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_xlabel("mean reward (95% interval; floored at -3 for display)")
-    ax.set_title(f"The ladder on synthetic and real covariates (Kendall's tau "
-                 f"{result['kendall_tau']:+.2f})")  # fmt: skip
+    ax.set_title(f"Scripted ladder, synthetic vs real covariates "
+                 f"(Kendall's tau {result['kendall_tau']:+.2f})", fontsize=10)  # fmt: skip
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

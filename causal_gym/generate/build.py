@@ -155,8 +155,11 @@ def build_scm(
     """`prior` draws the effect (plan/effects.py; `effect_rng` is its own stream).
     `expert` adds nonlinear terms (scm/nonlinear.py), drawn after everything else so
     the linear part is the one a non-expert task of the same tier would draw. `table`
-    (the real tier) binds every observed root to one of its columns, chosen by the
-    stream, and the columns' kinds replace the tier's binary and categorical draws."""
+    (the real tier) binds the observed roots to its columns, chosen by the stream, and
+    the columns' kinds replace the tier's binary and categorical draws; half the
+    draws leave one root, in any role, simulated: so a column the study did not record
+    may be a confounder, an instrument or noise as well as a latent's proxy or a
+    decoy, and its name cannot tell its role."""
     effect = prior.effect
     scm = _linear_scm(spec, family, prior, rng, effect_rng, table)
     if not expert:
@@ -193,13 +196,17 @@ def _linear_scm(
         + [("a", Role.DECOY_PARENT)] * counts.decoys
         + [("r", Role.IRRELEVANT)] * counts.irrelevant
     )
-    bound: list[RealColumn] = []
+    bound: list[RealColumn | None] = []
     if table is None:
         kinds = _root_kinds(len(root_roles), counts, rng)
-    else:
-        order = rng.permutation(len(table.columns))[: len(root_roles)]
-        bound = [table.columns[int(i)] for i in order]
-        kinds = [column.kind for column in bound]
+    else:  # the table's columns, and at most one simulated root in any role (below)
+        simulated = int(rng.integers(0, 2))
+        order = iter(rng.permutation(len(table.columns))[: len(root_roles) - simulated])
+        slots = set(rng.permutation(len(root_roles))[:simulated].tolist())
+        bound = [
+            None if s in slots else table.columns[int(next(order))] for s in range(len(root_roles))
+        ]
+        kinds = [Kind.CONTINUOUS if c is None else c.kind for c in bound]
     seen: dict[str, int] = {}
     roots: dict[Role, list[str]] = {}
     deferred_irrelevant: list[str] = []
@@ -207,9 +214,13 @@ def _linear_scm(
     for slot, ((prefix, role), kind) in enumerate(zip(root_roles, kinds, strict=True)):
         node_id = f"{prefix}{seen.setdefault(prefix, 0)}"
         seen[prefix] += 1
-        if bound:  # the real tier: every root is a column of the table
-            roots.setdefault(role, []).append(b.real_root(node_id, role, bound[slot]))
-            real_columns.append((node_id, bound[slot].name))
+        column = bound[slot] if bound else None
+        if column is not None:  # the real tier: a root that is a column of the table
+            roots.setdefault(role, []).append(b.real_root(node_id, role, column))
+            real_columns.append((node_id, column.name))
+            continue
+        if table is not None:  # its simulated root: named from the study's pool
+            roots.setdefault(role, []).append(b.root(node_id, role, Kind.CONTINUOUS))
             continue
         if role is Role.IRRELEVANT and kind is Kind.CONTINUOUS and rng.random() < 0.5:
             deferred_irrelevant.append(node_id)  # becomes a child of another covariate

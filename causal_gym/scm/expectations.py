@@ -104,11 +104,20 @@ def centered(
     bound = real.values if real is not None else {}
 
     def mean(term: Term) -> float:
-        if all(root in bound for root in term.inputs):
-            return float(np.mean(term.raw(bound)))
-        if any(root in bound for root in term.inputs):
-            raise ValueError(f"a term mixes real and drawn roots: {term.inputs}")
-        return term_mean(term, marginals)
+        if not any(root in bound for root in term.inputs):
+            return term_mean(term, marginals)
+        if len(set(term.inputs)) != len(term.inputs):
+            raise ValueError(f"a term's inputs must be distinct roots, got {term.inputs}")
+        # the table's factors together (correlated), times the drawn roots' means
+        # (independent of the table and of each other)
+        table_part = np.ones(len(next(iter(bound.values()))))
+        value = TERM_SCALE[term.kind]
+        for root in term.inputs:
+            if root in bound:
+                table_part = table_part * factor(term.kind, term.threshold, bound[root])
+            else:
+                value *= factor_mean(term.kind, term.threshold, marginals.get(root))
+        return value * float(np.mean(table_part))
 
     terms = tuple(dataclasses.replace(term, center=mean(term)) for term in nonlinear.terms)
     return dataclasses.replace(nonlinear, terms=terms)

@@ -5,7 +5,8 @@ The key still decides every name it can: which of the table's columns appear (th
 SCM's build chose them), which treatment and outcome the study is said to have, and
 which names the added pre-treatment and follow-up columns take. A name tells nothing
 of a column's role: any table column may be a confounder in one task and noise in
-the next, and the added columns are named without regard to theirs.
+the next, and an added pre-treatment column may be a simulated root in any role as
+well as a latent's proxy or a decoy, named without regard to which.
 """
 
 from __future__ import annotations
@@ -83,5 +84,6 @@ def name_real_columns(scm: Scm, table: RealTable, rng: np.random.Generator) -> N
     for timing, pool in ((Timing.PRE, theme.continuous), (Timing.POST, theme.post)):
         entries = take(affine(pool), len(added[timing]), rng)
         for node_id, entry in zip(added[timing], entries, strict=True):
-            columns[node_id] = numeric_spec(node_id, timing, entry, root=False)
+            root = not scm.in_edges(node_id)  # a simulated root: drawn from its marginal
+            columns[node_id] = numeric_spec(node_id, timing, entry, root=root)
     return Naming(theme, columns)
