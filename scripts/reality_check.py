@@ -1,4 +1,4 @@
-"""The NSW reality check of the analysts (causal_gym/realdata/nsw.py says what it is).
+"""The NSW reality check of the analysts (causal_gym/reality/nsw.py says what it is).
 
 Stages LaLonde's question as a task (the 185 NSW treated and the 15,992 CPS men),
 answers it with the sandbox kit's reference, its naive probes, the flexible reference
@@ -24,7 +24,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from causal_gym.realdata import nsw  # noqa: E402
+from causal_gym.reality import nsw  # noqa: E402
 from causal_gym.reference import answer, probes  # noqa: E402
 from causal_gym.reference.flexible import fit_flexible  # noqa: E402
 from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA, estimand_score  # noqa: E402

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causal_gym.realdata import nsw
+from causal_gym.reality import nsw
 from causal_gym.realdata.tables import package_root, source_names
 from causal_gym.reference import answer, probes
 from causal_gym.reference.flexible import fit_flexible

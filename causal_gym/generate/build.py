@@ -13,6 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from causal_gym.generate.real_tier import (
+    FITTED_ROLES,
+    choose_columns,
+    fit_to_table,
+    real_node,
+    real_roots,
+)
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import EffectPrior
 from causal_gym.plan.task_plan import EffectClass
@@ -20,7 +27,6 @@ from causal_gym.plan.tiers import TierSpec
 from causal_gym.realdata.tables import RealColumn, RealTable
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Edge, Kind, Node, Role, Scm
 from causal_gym.scm.nonlinear import draw_nonlinearity
-from causal_gym.scm.real_roots import RealRoots
 from causal_gym.task_id import Family
 
 PROPENSITY_BAND = (0.05, 0.95)
@@ -95,14 +101,6 @@ class _Builder:
             return self.add(Node(node_id, role, kind, level_probs=probs))
         return self.add(Node(node_id, role))
 
-    def real_root(self, node_id: str, role: Role, column: RealColumn) -> str:
-        """A root bound to a real column: its kind and frequencies are the table's."""
-        if column.kind is Kind.BINARY:
-            return self.add(Node(node_id, role, column.kind, prob=column.probs[1]))
-        if column.kind is Kind.CATEGORICAL:
-            return self.add(Node(node_id, role, column.kind, level_probs=column.probs))
-        return self.add(Node(node_id, role))
-
     def child(
         self, node_id: str, role: Role, parents: list[tuple[str, float]], noise: float
     ) -> str:
@@ -120,27 +118,6 @@ def _root_kinds(n_roots: int, counts: RoleCounts, rng: np.random.Generator) -> l
     for i, slot in enumerate(chosen):
         kinds[int(slot)] = Kind.BINARY if i < n_binary else Kind.CATEGORICAL
     return kinds
-
-
-def fit_to_table(counts: RoleCounts, n_columns: int) -> RoleCounts:
-    """Root counts a table with `n_columns` usable columns can fill: irrelevant
-    columns go first, then predictors, instruments and confounders, each role keeping
-    one while another can give (a decoy's parent stays: adjustment needs it)."""
-    sizes = {
-        "irrelevant": counts.irrelevant,
-        "predictors": counts.predictors,
-        "instruments": counts.instruments,
-        "confounders": counts.confounders,
-    }
-    floors = {"irrelevant": 0, "predictors": 1, "instruments": 0, "confounders": 1}
-    excess = sum(sizes.values()) + counts.decoys - n_columns
-    for name in sizes:
-        give = min(max(excess, 0), sizes[name] - min(floors[name], sizes[name]))
-        sizes[name] -= give
-        excess -= give
-    if excess > 0:
-        raise ValueError(f"a table of {n_columns} columns cannot fill the tier's roots")
-    return dataclasses.replace(counts, **sizes)
 
 
 def build_scm(
@@ -186,7 +163,8 @@ def _linear_scm(
     effect = prior.effect
     counts = draw_counts(spec, family, rng)
     if table is not None:
-        counts = fit_to_table(counts, len(table.columns))
+        sizes = {name: getattr(counts, name) for name in FITTED_ROLES}
+        counts = dataclasses.replace(counts, **fit_to_table(sizes, counts.decoys, table))
     b = _Builder(rng)
 
     root_roles = (
@@ -199,13 +177,8 @@ def _linear_scm(
     bound: list[RealColumn | None] = []
     if table is None:
         kinds = _root_kinds(len(root_roles), counts, rng)
-    else:  # the table's columns, and at most one simulated root in any role (below)
-        simulated = int(rng.integers(0, 2))
-        order = iter(rng.permutation(len(table.columns))[: len(root_roles) - simulated])
-        slots = set(rng.permutation(len(root_roles))[:simulated].tolist())
-        bound = [
-            None if s in slots else table.columns[int(next(order))] for s in range(len(root_roles))
-        ]
+    else:  # the table's columns, and at most one simulated root in any role
+        bound = choose_columns(table, len(root_roles), rng)
         kinds = [Kind.CONTINUOUS if c is None else c.kind for c in bound]
     seen: dict[str, int] = {}
     roots: dict[Role, list[str]] = {}
@@ -216,7 +189,7 @@ def _linear_scm(
         seen[prefix] += 1
         column = bound[slot] if bound else None
         if column is not None:  # the real tier: a root that is a column of the table
-            roots.setdefault(role, []).append(b.real_root(node_id, role, column))
+            roots.setdefault(role, []).append(b.add(real_node(node_id, role, column)))
             real_columns.append((node_id, column.name))
             continue
         if table is not None:  # its simulated root: named from the study's pool
@@ -326,10 +299,7 @@ def _linear_scm(
             parents.append((OUTCOME_ID, b.signed(0.4, 0.9)))
         b.child(f"e{i}", Role.DESCENDANT, parents, float(rng.uniform(0.5, 1.0)))
 
-    real = None
-    if table is not None:
-        values = {node_id: table.column(name).values for node_id, name in real_columns}
-        real = RealRoots(table.key, table.n_rows, tuple(real_columns), values)
+    real = real_roots(table, real_columns) if table is not None else None
     if shape.modifier_levels is None:
         return Scm(tuple(b.nodes), tuple(b.edges), PROPENSITY_BAND, real=real)
     levels = len(b.kind_of("k0").level_probs)

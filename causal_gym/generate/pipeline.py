@@ -26,6 +26,7 @@ from causal_gym.generate.design_task import design_task
 from causal_gym.generate.draw import plan_task
 from causal_gym.generate.efficiency import anchor_width, efficiency_bound
 from causal_gym.generate.ols_anchor import ols_anchor
+from causal_gym.generate.real_tier import REAL_POPULATION, source_note, truth_graph
 from causal_gym.generate.solvability import (
     Z,
     check_expert_solvability,
@@ -48,7 +49,7 @@ from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
 from causal_gym.staging.mess import MessyFrame, make_messy, merged_coding, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
-from causal_gym.staging.readme import ReadmeFacts, SourceNote, render_prompt, render_readme
+from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
 from causal_gym.staging.real_naming import name_real_columns
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import TaskId
@@ -72,26 +73,6 @@ class Rejection:
 def public_column_order(naming: Naming) -> tuple[ColumnSpec, ...]:
     """README order: by timing, then alphabetical, so it can never echo SCM roles."""
     return tuple(sorted(naming.columns.values(), key=lambda c: (_TIMING_ORDER[c.timing], c.name)))
-
-
-#: The hidden graph's name for what makes a real table's columns go together (its
-#: study's own causes, never modelled): a latent parent of every column drawn from it,
-#: so that adjustment validity is judged as if any two of them may share a cause.
-REAL_POPULATION = "latent_population"
-
-
-Edges = tuple[tuple[str, str], ...]
-
-
-def _truth_graph(scm: Scm, names: dict[str, str]) -> tuple[dict[str, str], Edges]:
-    """The hidden graph's roles and edges, with the real tier's population latent."""
-    roles = {names[n.id]: n.role.value for n in scm.nodes}
-    edges = tuple((names[e.parent], names[e.child]) for e in scm.edges)
-    if scm.real is None:
-        return roles, edges
-    roles[REAL_POPULATION] = REAL_POPULATION
-    edges += tuple((REAL_POPULATION, names[node_id]) for node_id, _ in scm.real.columns)
-    return roles, edges
 
 
 def _names(scm: Scm, naming: Naming) -> dict[str, str]:
@@ -143,7 +124,7 @@ def _stage_multi(
         submission_json_schema(family),
         declared,
         effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
-        source=_source_note(plan),
+        source=source_note(plan),
     )
     readme = render_readme(facts, streams.prompt)
     files["README.md"] = readme.encode("utf-8")
@@ -195,7 +176,7 @@ def _stage_single(
         submission_json_schema(family),
         nonlinear=expert,
         effect_sizes=effect_prior(plan.effect_class, plan.generator_version).hyperprior,
-        source=_source_note(plan),
+        source=source_note(plan),
     )
     readme = render_readme(facts, streams.prompt)
     if expert:
@@ -230,13 +211,6 @@ def _stage_single(
         )
     files = {"data.csv": csv_bytes, "README.md": readme.encode("utf-8")}
     return _Staged(files, facts, {"ate": estimand})
-
-
-def _source_note(plan: TaskPlan) -> SourceNote | None:
-    if plan.source is None:
-        return None
-    table = real_table(plan.source)
-    return SourceNote(table.title, table.citation, table.n_rows)
 
 
 def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
@@ -320,7 +294,7 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         estimands=tuple(staged.estimands),
         source=plan.source,
     )
-    roles, edges = _truth_graph(scm, names)
+    roles, edges = truth_graph(scm, names)
     latent = tuple(names[i] for i in scm.latent_ids)
     if scm.real is not None:
         latent += (REAL_POPULATION,)

@@ -21,6 +21,7 @@ from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
 from causal_gym.staging.mess import TreatmentCoding
 from causal_gym.staging.naming import ColumnSpec, Theme
+from causal_gym.staging.source_note import SourceNote
 from causal_gym.task_id import Family
 
 _TYPE_WORD = {Kind.CONTINUOUS: "numeric", Kind.BINARY: "binary", Kind.CATEGORICAL: "categorical"}
@@ -71,39 +72,6 @@ class FamilyWording(Protocol):
     def context_lines(self, declared: Mapping[str, str]) -> list[str]: ...
 
     def assumption_lines(self) -> list[str] | None: ...
-
-
-@dataclass(frozen=True)
-class SourceNote:
-    """What a real task's README says of the study its columns come from."""
-
-    title: str
-    citation: str
-    table_rows: int
-    #: False for a file that is real end to end (the NSW reality check).
-    semi_synthetic: bool = True
-
-    def lines(self, treatment: str, outcome: str) -> list[str]:
-        if not self.semi_synthetic:
-            return [
-                "## Source",
-                "",
-                f"Every cell is a real record: {self.title}; {self.citation}. Nothing is "
-                "simulated, so no model of this file knows the answer.",
-                "",
-            ]
-        return [
-            "## Source",
-            "",
-            f"The {self.table_rows} complete records of a real study supply this extract: "
-            f"{self.title}; {self.citation}. Its rows are a random subset of them, and "
-            "the columns taken from the study keep its names, units and codes. The "
-            f"intervention `{treatment}`, the outcome `{outcome}` and some of the other "
-            "columns were generated from the study's records by a hidden model (a "
-            "semi-synthetic design), so the true effect is known exactly. Any two columns "
-            "taken from the study may share causes that no column records.",
-            "",
-        ]
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from causal_gym.scm.marginals import ValueKind
 from causal_gym.scm.model import Kind, Timing
 from causal_gym.staging.mess import TreatmentCoding
 from causal_gym.staging.naming import ColumnSpec, Theme
-from causal_gym.staging.readme import ReadmeFacts, SourceNote, render_prompt, render_readme
+from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
+from causal_gym.staging.source_note import SourceNote
 from causal_gym.task_id import Family
 
 NSW_FILE = ("nsw_mixtape/nsw_mixtape.dta",
