@@ -390,8 +390,7 @@ def real_reality_check() -> list[str]:
     result = _json("docs/real/reality_check.json")
     exp = result["experiment"]
     rows = [
-        "| analyst | estimate | 90% interval | from the experiment (its SEs) | holds it | "
-        "reward |",
+        "| analyst | estimate | 90% interval | from the experiment (its SEs) | holds it | reward |",
         "| --- | ---: | --- | ---: | :---: | ---: |",
         f"| the NSW experiment ({exp['n_treated']} treated, {exp['n_control']} controls) | "
         f"{exp['estimate']:,.0f} | SE {exp['se']:,.0f} | 0 | | |",

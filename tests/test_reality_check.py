@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from causal_gym.reality import nsw
 from causal_gym.realdata.tables import package_root, source_names
+from causal_gym.reality import nsw
 from causal_gym.reference import answer, probes
 from causal_gym.reference.flexible import fit_flexible
 from scripts.reality_check import att_design, att_point
