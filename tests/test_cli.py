@@ -32,7 +32,10 @@ def test_materialize_writes_exactly_two_files_and_metadata(tmp_path: Path) -> No
     assert proc.returncode == 0, proc.stderr
     meta = json.loads(proc.stdout)
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "data.csv"]
-    assert set(meta) == {"task_id", "family", "tier", "n_rows", "sha256", "generation_attempts"}
+    real = {"source"} if meta["tier"] == "real" else set()  # (this id is real: its table)
+    assert (
+        set(meta) == {"task_id", "family", "tier", "n_rows", "sha256", "generation_attempts"} | real
+    )
     assert meta["task_id"] == "train:null_detect:4" and meta["family"] == "null_detect"
     data = (out / "data.csv").read_bytes()
     assert meta["n_rows"] == data.count(b"\n") - 1

@@ -150,7 +150,7 @@ TIER_SPECS: dict[Tier, TierSpec] = {
     # honest reward on 450-680 rows of Mroz's fell below the audit's band (0.70).
     Tier.REAL: TierSpec(
         tier=Tier.REAL,
-        staged_rows=(300, 2500),
+        staged_rows=(450, 2710),  # 60% of Mroz's 753 rows to 90% of Card's 3,010
         confounders=(2, 3),
         blockers=(0, 1),
         instruments=(0, 1),
