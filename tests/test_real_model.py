@@ -45,6 +45,13 @@ RUN = str(VENV_BIN / "causal-gym-run")
 #: on until the context is full; the turn limit keeps that rare here.)
 MAX_TOKENS = 256
 MAX_TURNS = 3
+#: The server's context is 8,192 tokens. The first request (system prompt, README,
+#: tool schemas) is about 2,500; each later one adds a reply (at most MAX_TOKENS) and a
+#: tool's output. At the default 16,000 characters a printed data.csv (digits and
+#: commas, about 2 characters a token) filled the context on the third turn: train:ate:3
+#: asked for 9,542 tokens and was refused. 3,000 characters keep two outputs and three
+#: replies under 6,500 tokens.
+TOOL_OUTPUT_CHARS = 3000
 #: The eval-v1 run's two episodes share one single-thread server, so their requests
 #: queue. With no retries its wall time is bounded by one budget plus Ray's start:
 #: a CI run with a 400 s budget and the default retries (a runner-held timeout is run
@@ -158,7 +165,8 @@ def test_one_episode_per_family_ends_recorded_with_its_transcript(
         RUN, "episode", f"train:{family}:3", "--agent", "openai",
         "--base-url", server.base_url, "--model", server.alias,
         "--max-tokens", str(MAX_TOKENS), "--max-turns", str(MAX_TURNS),
-        "--timeout", "400", "--temperature", "0", "--transcript",
+        "--tool-output-chars", str(TOOL_OUTPUT_CHARS), "--timeout", "400",
+        "--temperature", "0", "--transcript",
         "--tool-choice", "submit_last",
     ]  # fmt: skip
     proc = subprocess.run(
@@ -211,6 +219,7 @@ n = 2
 agent = "openai"
 concurrency = 2
 max_turns = {MAX_TURNS}
+tool_output_chars = {TOOL_OUTPUT_CHARS}
 episode_timeout_s = {RUN_EPISODE_S}
 model_label = "smollm2"
 provider_label = "llama.cpp (local)"

@@ -46,6 +46,12 @@ def episode(
     temperature: Annotated[float | None, typer.Option("--temperature")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens")] = None,
     max_turns: Annotated[int, typer.Option("--max-turns", min=1)] = 30,
+    tool_output_chars: Annotated[
+        int,
+        typer.Option(
+            "--tool-output-chars", min=256, help="Characters of a tool's output the model sees."
+        ),
+    ] = 16_000,
     tool_choice: Annotated[
         str, typer.Option("--tool-choice", help="auto, required or submit_last.")
     ] = "auto",
@@ -94,7 +100,9 @@ def episode(
         policy = load_policy(agent, openai_config, hidden_values=secret)
     except OrchestratorError as exc:
         fail(str(exc))
-    config = EpisodeConfig(max_turns=max_turns, episode_timeout_s=timeout)
+    config = EpisodeConfig(
+        max_turns=max_turns, episode_timeout_s=timeout, tool_output_chars=tool_output_chars
+    )
     try:
         with policy, make_sandbox(sandbox, image=image) as box:
             box.open(dict(task.public.files))

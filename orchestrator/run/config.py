@@ -109,6 +109,9 @@ class RunConfig(_Strict):
     episode_timeout_s: float = Field(600.0, gt=0, le=86_400)
     tool_timeout_s: float = Field(120.0, gt=0, le=86_400)
     max_turns: int = Field(30, ge=1, le=1000)
+    #: Characters of one tool call's output the model sees (the rest is cut, and it is
+    #: told so): a model with a small context needs less than the default.
+    tool_output_chars: int = Field(16_000, ge=256, le=1_000_000)
     limits: Limits = Limits()
     retries: Retries = Retries()
     address: str | None = None

@@ -130,6 +130,7 @@ class Dispatcher:
                 max_turns=config.max_turns,
                 episode_timeout_s=config.episode_timeout_s,
                 tool_timeout_s=min(config.tool_timeout_s, config.episode_timeout_s),
+                tool_output_chars=config.tool_output_chars,
             ),
         )
         head = {"num_cpus": 0, "resources": _HEAD, "max_restarts": 0}
