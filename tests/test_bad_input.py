@@ -72,6 +72,10 @@ def test_bad_input_is_one_line_before_any_work(tmp_path: Path) -> None:
             ["--config", config("type2.toml", b"[retries]\ntimeout = 2\n")],
             "retries.timeout: Input should be less than or equal to 1",
         ),
+        (
+            ["--config", config("budget.toml", b"tool_output_chars = 10\n")],
+            "tool_output_chars: Input should be greater than or equal to 256",
+        ),
         (["--config", config("latin1.toml", b"split = 'caf\xe9'\n")], "is not UTF-8 text"),
         (["--config", config("nottoml.toml", b"split = = 1\n")], "is not valid TOML"),
         (["--config", str(tmp_path / "absent.toml")], "cannot read config"),

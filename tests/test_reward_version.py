@@ -97,6 +97,21 @@ def test_an_old_run_folder_reports_its_own_version_and_refuses_a_resume(tmp_path
     assert check_folder(out, identity(UNVERSIONED), resume=True).run_id == "run-a"
 
 
+def test_a_budget_added_later_leaves_an_older_runs_identity_alone() -> None:
+    """A run begun before `tool_output_chars` existed resumes after the upgrade: at its
+    default the budget is not in the identity digest (the golden digest is this config's
+    at the commit before the field, 8f447e8); set to anything else it is another run."""
+    from orchestrator.run.config import load_config
+
+    base = {"split": "eval-v1", "n": 4, "agent": "reference"}
+    assert load_config(None, base).identity_digest() == "5c1cfc1afc133522"
+    explicit = load_config(None, {**base, "tool_output_chars": 16_000})
+    assert explicit.identity_digest() == "5c1cfc1afc133522"
+    assert load_config(None, {**base, "tool_output_chars": 3000}).identity_digest() != (
+        "5c1cfc1afc133522"
+    )
+
+
 def test_a_report_never_averages_two_versions() -> None:
     old, new = record(TASKS[0], reward_version=1), record(TASKS[1], reward_version=2)
     with pytest.raises(ValueError, match="mix reward versions 1, 2"):

@@ -16,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 MAX_TURN_TOKENS = 100_000_000
 #: Most model retries one turn may report.
 MAX_TURN_RETRIES = 1_000
+#: Characters of one tool call's output the model sees by default, and the least a
+#: config may set (an episode's, a run's, a trainer session's and the CLI's).
+TOOL_OUTPUT_CHARS = 16_000
+MIN_TOOL_OUTPUT_CHARS = 256
 
 
 class EpisodeStatus(StrEnum):
@@ -39,7 +43,7 @@ class EpisodeConfig(BaseModel):
     max_turns: int = Field(30, ge=1, le=1000)
     episode_timeout_s: float = Field(600.0, gt=0)
     tool_timeout_s: float = Field(120.0, gt=0)
-    tool_output_chars: int = Field(16_000, ge=256)
+    tool_output_chars: int = Field(TOOL_OUTPUT_CHARS, ge=MIN_TOOL_OUTPUT_CHARS)
     #: Keep each turn's raw model response (logprobs, token ids) in the result, for
     #: policy-gradient trainers; off by default (they are large).
     record_completions: bool = False

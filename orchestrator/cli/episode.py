@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from orchestrator.agents.types import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 from orchestrator.cli.common import AGENT_HELP, app, check_seconds, fail
 from orchestrator.errors import OrchestratorError
 
@@ -49,9 +50,11 @@ def episode(
     tool_output_chars: Annotated[
         int,
         typer.Option(
-            "--tool-output-chars", min=256, help="Characters of a tool's output the model sees."
+            "--tool-output-chars",
+            min=MIN_TOOL_OUTPUT_CHARS,
+            help="Characters of a tool's output the model sees.",
         ),
-    ] = 16_000,
+    ] = TOOL_OUTPUT_CHARS,
     tool_choice: Annotated[
         str, typer.Option("--tool-choice", help="auto, required or submit_last.")
     ] = "auto",

@@ -23,6 +23,7 @@ from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
 from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
+from orchestrator.agents.types import TOOL_OUTPUT_CHARS
 from orchestrator.errors import IntegrationError
 from orchestrator.integrations.sources import TaskSource
 from orchestrator.integrations.text_tools import parse_tool_calls
@@ -39,7 +40,7 @@ class SessionSettings:
     sandbox: str = "local"
     image: str | None = None
     tool_timeout_s: float = 120.0
-    tool_output_chars: int = 16_000
+    tool_output_chars: int = TOOL_OUTPUT_CHARS
 
 
 class TaskSession:

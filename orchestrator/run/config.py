@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from causal_gym.contracts.families import family_names, split_families
 from causal_gym.task_id import NAMESPACES, Family
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
+from orchestrator.agents.types import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 from orchestrator.errors import ConfigError
 from orchestrator.run.config_files import one_line, read_toml
 from orchestrator.sandbox.base import SandboxLimits
@@ -111,7 +112,7 @@ class RunConfig(_Strict):
     max_turns: int = Field(30, ge=1, le=1000)
     #: Characters of one tool call's output the model sees (the rest is cut, and it is
     #: told so): a model with a small context needs less than the default.
-    tool_output_chars: int = Field(16_000, ge=256, le=1_000_000)
+    tool_output_chars: int = Field(TOOL_OUTPUT_CHARS, ge=MIN_TOOL_OUTPUT_CHARS, le=1_000_000)
     limits: Limits = Limits()
     retries: Retries = Retries()
     address: str | None = None
@@ -200,6 +201,10 @@ class RunConfig(_Strict):
         # what the run produces (and runs made before the budget existed resume).
         exclude: dict[str, Any] = {name: True for name in EXECUTION_ONLY}
         exclude["retries"] = {"node_lost"}
+        # The tool-output budget came later: at its default it stays out, so a run begun
+        # before it existed keeps its digest and resumes; set, it is part of the run.
+        if self.tool_output_chars == TOOL_OUTPUT_CHARS:
+            exclude["tool_output_chars"] = True
         settings = self.model_dump(mode="json", exclude=exclude)
         blob = json.dumps(settings, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
