@@ -67,9 +67,11 @@ def openai_policy(server: ScriptedOpenAIServer, **overrides: Any):
     return load_policy("openai", config)
 
 
-def episode(policy, config: EpisodeConfig | None = None, task=TASK, kind: str = "local"):
+def episode(
+    policy, config: EpisodeConfig | None = None, task=TASK, kind: str = "local", image=None
+):
     """One episode; the policy is closed after it (a user policy's process ends)."""
-    with make_sandbox(kind) as box, policy:
+    with make_sandbox(kind, image=image) as box, policy:
         box.open(dict(task.public.files))
         return run_episode(
             task.public.to_wire("test-handle-0001"),
@@ -508,16 +510,15 @@ def test_probe_agents_score_below_the_reference() -> None:
 
 @pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_escape_probe_finds_nothing(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if kind == "docker":
-        image = require_docker()
-        monkeypatch.setattr("orchestrator.sandbox.docker_image.DEFAULT_IMAGE", image)
+    image = require_docker() if kind == "docker" else None
     monkeypatch.setenv("CAUSAL_GYM_KEY", "e7" * 32)
     with HostListener() as listener:
         targets = tuple(listener.targets())
         assert set(probe_from_host(list(targets)).values()) == {"connected"}  # reachable
-        before = listener.accepted
-        result = episode(EscapePolicy(targets), kind=kind)
-        assert listener.accepted == before
+        before = listener.reached(len(targets))
+        assert before == len(targets)
+        result = episode(EscapePolicy(targets), kind=kind, image=image)
+        assert listener.settled() == before
     assert result.status is EpisodeStatus.SUBMITTED
     findings = json.loads(result.agent_notes.removeprefix("escape findings: "))
     assert findings == {"network": [], "key": [], "generator": [], "host_files": []}

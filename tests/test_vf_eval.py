@@ -253,7 +253,7 @@ def test_docker_runtime_end_to_end_with_a_secret_key(tmp_path: Path) -> None:
             ],
             env={"MY_EVAL_KEY": secret_hex, "CAUSAL_GYM_PROBE_MARKER": MARKER},
         )
-    assert listener.accepted == 0
+        assert listener.settled() == 0
     check_episodes(run, answers, tmp_path, {"CAUSAL_GYM_KEY": secret_hex}, isolated=True)
     for episode in run.episodes:
         assert episode["traces"][0]["agent"]["runtime"]["allow"] == []

@@ -17,11 +17,11 @@ from pydantic import ValidationError
 
 from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
+from orchestrator.agents.budgets import MAX_TURN_RETRIES
 from orchestrator.agents.policy import Policy
 from orchestrator.agents.stored_text import cap_messages, cap_text
 from orchestrator.agents.tools import ToolOutcome, run_sandbox_tool, run_submit, tool_specs
 from orchestrator.agents.types import (
-    MAX_TURN_RETRIES,
     AgentTurn,
     EpisodeConfig,
     EpisodeResult,

@@ -12,14 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-#: Most tokens one turn may report (a policy claiming more is misreporting).
-MAX_TURN_TOKENS = 100_000_000
-#: Most model retries one turn may report.
-MAX_TURN_RETRIES = 1_000
-#: Characters of one tool call's output the model sees by default, and the least a
-#: config may set (an episode's, a run's, a trainer session's and the CLI's).
-TOOL_OUTPUT_CHARS = 16_000
-MIN_TOOL_OUTPUT_CHARS = 256
+from orchestrator.agents.budgets import MAX_TURN_TOKENS, MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 
 
 class EpisodeStatus(StrEnum):

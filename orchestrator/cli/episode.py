@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orchestrator.agents.types import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
+from orchestrator.agents.budgets import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 from orchestrator.cli.common import AGENT_HELP, app, check_seconds, fail
 from orchestrator.errors import OrchestratorError
 

@@ -21,9 +21,9 @@ from typing import Any
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD
 from causal_gym.scoring.validate import Accepted
 from causal_gym.wire import TaskWire
+from orchestrator.agents.budgets import TOOL_OUTPUT_CHARS
 from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
-from orchestrator.agents.types import TOOL_OUTPUT_CHARS
 from orchestrator.errors import IntegrationError
 from orchestrator.integrations.sources import TaskSource
 from orchestrator.integrations.text_tools import parse_tool_calls

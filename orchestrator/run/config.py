@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from causal_gym.contracts.families import family_names, split_families
 from causal_gym.task_id import NAMESPACES, Family
+from orchestrator.agents.budgets import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 from orchestrator.agents.openai_policy import OpenAIPolicyConfig
-from orchestrator.agents.types import MIN_TOOL_OUTPUT_CHARS, TOOL_OUTPUT_CHARS
 from orchestrator.errors import ConfigError
 from orchestrator.run.config_files import one_line, read_toml
 from orchestrator.sandbox.base import SandboxLimits

@@ -4,6 +4,7 @@ sandbox conformance checks and the tests."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -20,24 +21,62 @@ def host_addresses() -> list[str]:
 
 
 class HostListener:
-    """Accepts TCP connections on 0.0.0.0 and counts them."""
+    """Accepts TCP connections on 0.0.0.0 and counts them.
+
+    A client's connect() returns once the kernel has queued the connection, before this
+    thread accepts it, so read the count with `reached()` or `settled()`, never straight
+    after a probe.
+    """
 
     def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("0.0.0.0", 0))
         self.sock.listen(64)
         self.port: int = self.sock.getsockname()[1]
-        self.accepted = 0
+        self._peers: list[tuple[str, int]] = []
+        self._sentinels: set[tuple[str, int]] = set()
+        self._seen = threading.Condition()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
     def _serve(self) -> None:
         while True:
             try:
-                conn, _ = self.sock.accept()
+                conn, peer = self.sock.accept()
             except OSError:
                 return
-            self.accepted += 1
             conn.close()
+            with self._seen:
+                self._peers.append((peer[0], peer[1]))
+                self._seen.notify_all()
+
+    @property
+    def accepted(self) -> int:
+        """Connections accepted so far, not counting this listener's own sentinels."""
+        with self._seen:
+            return len(self._peers) - len(self._sentinels)
+
+    def reached(self, count: int, timeout_s: float = 10.0) -> int:
+        """The count once it reaches `count`: after a probe that connected `count`
+        times, the accepts may still be on their way to this thread."""
+        with self._seen:
+            if not self._seen.wait_for(
+                lambda: len(self._peers) - len(self._sentinels) >= count, timeout_s
+            ):
+                raise TimeoutError(f"{count} connections were not accepted in {timeout_s} s")
+        return self.accepted
+
+    def settled(self, timeout_s: float = 10.0) -> int:
+        """The count after a sentinel connection of our own has been accepted, so a
+        connection made well before it has been counted (used after a sandboxed probe,
+        where a late count could only hide an escape, never invent one)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout_s) as sentinel:
+            name = sentinel.getsockname()
+            me = (name[0], name[1])
+            with self._seen:
+                if not self._seen.wait_for(lambda: me in self._peers, timeout_s):
+                    raise TimeoutError(f"the listener did not accept within {timeout_s} s")
+                self._sentinels.add(me)
+        return self.accepted
 
     def targets(self) -> list[tuple[str, int]]:
         return [(address, self.port) for address in host_addresses()]
@@ -47,6 +86,9 @@ class HostListener:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # close() alone does not wake a thread blocked in accept() on Linux; shutdown does
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self._thread.join(timeout=5)
 
