@@ -25,6 +25,10 @@ byte. Train tasks (fresh-key streams, the audits) use the newest. History
    families with a real tier resample their pre-treatment columns from a real table;
    every other task stages the bytes version 3 staged. eval-real-v1 is frozen at this
    version.
+5. the real tier in the design families with a real table: rdd's running variable
+   from PANES (Manacorda, Miguel and Vigorito 2011), did's state panel from the
+   castle-doctrine data (Cheng and Hoekstra 2013); every other train task stages the
+   bytes version 4 staged.
 
 REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
 the agent never sees (an anchor width, an interval level, a weight) or to the formula
@@ -47,7 +51,7 @@ from typing import Final
 
 from causal_gym.namespaces import Namespace
 
-GENERATOR_VERSION: Final = 4
+GENERATOR_VERSION: Final = 5
 #: The version each frozen split was frozen with (its manifest records the same).
 FROZEN_VERSIONS: Final = {
     Namespace.EVAL_V1: 2,

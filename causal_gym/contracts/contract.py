@@ -85,9 +85,11 @@ class FamilyContract(ABC):
 
     @property
     def real_tier(self) -> bool:
-        """Whether it has a real tier (a count in eval-real-v1): real covariates,
-        causal_gym/realdata/."""
-        return REAL_SPLIT in self.splits
+        """Whether it has a real tier: real covariates (a count in eval-real-v1) or a
+        design table of its own (causal_gym/realdata/sources.toml)."""
+        from causal_gym.realdata.design_tables import design_families
+
+        return REAL_SPLIT in self.splits or self.name in design_families()
 
     def probe_run(self, probe: str) -> tuple[tuple[str, ...], str]:
         """The kit files a probe agent (`probe`, its hyphenated name) copies into the

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from causal_gym.sealed import Sealed
+from causal_gym.staging.source_note import SourceNote
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class DesignDictionary:
     assumptions: tuple[str, ...]
     columns: tuple[ColumnDoc, ...]
     notes: tuple[str, ...] = ()
+    #: A real-tier task's study (the README's Source section); None otherwise.
+    source: SourceNote | None = None
 
     def fact(self, key: str) -> str:
         """One design fact's value (KeyError when the family did not declare it)."""

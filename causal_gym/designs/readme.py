@@ -29,6 +29,9 @@ def render_design_readme(family: str, dictionary: DesignDictionary, schema: dict
     lines += [f"- {key}: {value}" for key, value in dictionary.design]
     lines += ["", "## Assumptions", ""]
     lines += [f"- {text}" for text in dictionary.assumptions]
+    if dictionary.source is not None:
+        treatment, outcome = dictionary.fact("Treatment"), dictionary.fact("Outcome")
+        lines += ["", *dictionary.source.lines(treatment.strip("`"), outcome.strip("`"))][:-1]
     lines += ["", "## Columns", "", "| column | type | description |", "| --- | --- | --- |"]
     lines += [f"| `{c.name}` | {c.kind} | {c.description} |" for c in dictionary.columns]
     if dictionary.notes:

@@ -30,6 +30,7 @@ from causal_gym.generate.draw import tier_train_ids
 from causal_gym.hooks import FamilyHooks, hooks_of
 from causal_gym.make import generate_task
 from causal_gym.plan.tiers import TIER_SPECS, Tier
+from causal_gym.realdata.design_tables import design_sources, design_table
 from causal_gym.realdata.tables import real_table
 from causal_gym.reference import analyst, answer
 from causal_gym.rng_keys.keys import DerivationKey, resolve_key
@@ -67,11 +68,13 @@ def _check_real(task_id: str, key: DerivationKey) -> None:
     public = task.public
     _expect(public.tier is Tier.REAL and public.source is not None, f"{task_id}: not real")
     assert public.source is not None
-    table = real_table(public.source)
+    design = public.source in design_sources(public.family.value)
+    table = design_table(public.source) if design else real_table(public.source)
     readme = public.files["README.md"].decode("utf-8")
     _expect("\n## Source\n\n" in readme, f"{task_id}: the README has no Source section")
     _expect(table.title in readme, f"{task_id}: the README does not name its study")
-    real = {c.name for c in table.columns} & set(public.pre_treatment_columns)
+    staged = set(public.columns) if design else set(public.pre_treatment_columns)
+    real = {c.name for c in table.columns} & staged
     _expect(bool(real), f"{task_id}: no column of {table.key} is staged")
     _expect(public.metadata().get("source") == table.key, f"{task_id}: metadata's source")
 

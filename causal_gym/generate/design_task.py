@@ -77,6 +77,7 @@ def design_task(plan: TaskPlan, candidate: DesignCandidate, attempt: int) -> Tas
         columns=columns,
         generation_attempts=attempt + 1,
         estimands=(candidate.estimand,),
+        source=plan.source,
     )
     hidden = HiddenTruth(
         task_id=str(plan.task_id),

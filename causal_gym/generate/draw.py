@@ -21,6 +21,7 @@ from causal_gym.plan.tiers import (
     TRAIN_JITTER,
     Tier,
 )
+from causal_gym.realdata.design_tables import design_sources, design_table
 from causal_gym.realdata.tables import real_table, source_names
 from causal_gym.rng_keys.derive import derive_plan_rng, derive_real_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
@@ -59,13 +60,17 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
         block = task_id.index // block_size
         ns = task_id.namespace.value
         real_draw = float(derive_real_block_rng(key, ns, block, task_id.family.value).uniform())
-    sources = source_names()
+    # a design family draws from its own tables (generator 5); the others from the
+    # covariate sources, with the draws they had at generator 4
+    sources = design_sources(task_id.family.value) or source_names()
     source = sources[int(rng.integers(len(sources)))]
     share = float(rng.uniform(*REAL_ROW_SHARE))
     nonlinear_draw = float(rng.uniform())
     real = is_real(task_id, real_draw, version)
     nonlinear = tier is Tier.EXPERT
-    if real:
+    if real and design_sources(task_id.family.value):
+        tier, base_rows = Tier.REAL, round(share * design_table(source).n_rows)
+    elif real:
         table = real_table(source)
         tier, base_rows = Tier.REAL, round(share * table.n_rows)
         nonlinear = table.nonlinear and nonlinear_draw < REAL_NONLINEAR_SHARE

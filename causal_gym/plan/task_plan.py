@@ -105,14 +105,26 @@ def is_expert(task_id: TaskId, draw: float) -> bool:
     return task_id.namespace is Namespace.TRAIN and draw < EXPERT_TRAIN_SHARE
 
 
-#: The first generator version with a real tier.
+#: The first generator version with a real tier, and the first with one in the design
+#: families that have a real table (realdata/sources.toml's `design` entries).
 REAL_TIER_VERSION = 4
+DESIGN_REAL_TIER_VERSION = 5
+
+
+def has_real_tier(family: str, generator_version: int) -> bool:
+    """Whether a family's train tasks include a real tier at a generator version."""
+    from causal_gym.realdata.design_tables import design_families
+
+    if family in REAL_FAMILIES:
+        return generator_version >= REAL_TIER_VERSION
+    return family in design_families() and generator_version >= DESIGN_REAL_TIER_VERSION
 
 
 def is_real(task_id: TaskId, draw: float, generator_version: int) -> bool:
-    """eval-real-v1 is all real; in train (from generator version 4),
-    REAL_TRAIN_SHARE of the real families' tasks are (by the plan stream's `draw`)."""
-    if task_id.family.value not in REAL_FAMILIES or generator_version < REAL_TIER_VERSION:
+    """eval-real-v1 is all real; in train (from generator version 4, 5 for the design
+    families), REAL_TRAIN_SHARE of the real families' tasks are (by the plan stream's
+    `draw`)."""
+    if not has_real_tier(task_id.family.value, generator_version):
         return False
     if task_id.namespace is Namespace.EVAL_REAL_V1:
         return True

@@ -17,6 +17,7 @@ from causal_gym.designs.effect_range import range_fact
 from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.rdd.stage import Mess, written_cutoff
 from causal_gym.families.rdd.themes import Theme
+from causal_gym.staging.source_note import SourceNote
 
 SHARP, FUZZY = "effect_at_cutoff", "complier_effect_at_cutoff"
 
@@ -105,10 +106,12 @@ def assumptions(theme: Theme, sharp: bool) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def columns(theme: Theme, order: tuple[str, ...]) -> tuple[ColumnDoc, ...]:
-    """The column table, in data.csv's order."""
+def columns(
+    theme: Theme, order: tuple[str, ...], real: tuple[ColumnDoc, ...] = ()
+) -> tuple[ColumnDoc, ...]:
+    """The column table, in data.csv's order (`real`: a real table's other columns)."""
     running = theme.running
-    docs = {
+    docs = {doc.name: doc for doc in real} | {
         theme.id_name: ColumnDoc(theme.id_name, "id", f"Identifier of the {theme.unit}."),
         running.name: ColumnDoc(
             running.name, "date" if running.is_date else "numeric", running.description
@@ -143,15 +146,19 @@ def dictionary(
     order: tuple[str, ...],
     bound: float,
     rng: np.random.Generator,
+    real: tuple[ColumnDoc, ...] = (),
+    source: SourceNote | None = None,
 ) -> DesignDictionary:
     """The task's README words (`rng`: the prompt stream; `bound`: the disclosed
-    effect range's half-width)."""
+    effect range's half-width; `real` and `source`: a real task's study columns and
+    Source section)."""
     return DesignDictionary(
         title=pick(theme.titles, rng),
         intro=pick(theme.intros, rng),
         question=_question(theme, sharp, rng),
         design=design_facts(theme, sharp, cutoff, date_format, mess, bound),
         assumptions=assumptions(theme, sharp),
-        columns=columns(theme, order),
+        columns=columns(theme, order, real),
         notes=notes(theme, mess),
+        source=source,
     )

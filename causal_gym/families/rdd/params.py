@@ -15,7 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from causal_gym.families.rdd.model import Compliance, Density, MeanShape, RddModel
+from causal_gym.families.rdd.model import (
+    Compliance,
+    Density,
+    EmpiricalDensity,
+    MeanShape,
+    RddModel,
+)
 from causal_gym.plan.tiers import Tier
 
 Range = tuple[float, float]
@@ -46,6 +52,10 @@ TIER_SHAPES: dict[Tier, TierShape] = {
                            (0.0, 0.3), (0.0, 0.3)),
     Tier.HARD: TierShape(2 / 3, "strongly_curved", (1.5, 3.0), (4.0, 6.5), (1.5, 3.0),
                          (0.1, 0.2), (0.0, 0.0), (0.1, 0.35)),
+    # the real tier's density is its study's (EmpiricalDensity), so peak and hollow
+    # are unused; its means are easy's, its design mix medium's
+    Tier.REAL: TierShape(0.5, "gentle_real", (0.3, 1.0), (1.5, 3.0), (0.0, 0.5), (0.3, 0.5),
+                         (0.0, 0.0), (0.0, 0.0)),
 }  # fmt: skip
 
 
@@ -117,11 +127,34 @@ def draw_model(
         peak_power=_u(rng, (1.0, 2.0)),
         hollow_power=_u(rng, (1.0, 2.0)),
     )
+    return _draw_means(rng, shape, size, fuzzy, density, effect_range)
+
+
+def draw_real_model(
+    rng: np.random.Generator, n: int, effect_range: float, density: EmpiricalDensity
+) -> RddModel:
+    """The real tier's model: the study's running variable (its density given), the
+    conditional means, effect and design drawn as draw_model draws them."""
+    shape = TIER_SHAPES[Tier.REAL]
+    size = min(1.0, math.sqrt(n / N_FULL))
+    fuzzy = rng.random() < shape.fuzzy_share
+    return _draw_means(rng, shape, size, fuzzy, density, effect_range)
+
+
+def _draw_means(
+    rng: np.random.Generator,
+    shape: TierShape,
+    size: float,
+    fuzzy: bool,
+    density: Density | EmpiricalDensity,
+    effect_range: float,
+) -> RddModel:
     base = draw_shape(rng, shape, size)
     gain = draw_shape(rng, shape, size * shape.gain_share)
     effect = float(rng.uniform(-effect_range, effect_range))
     noise_below, noise_above = _u(rng, (0.8, 1.2)), _u(rng, (0.8, 1.2))
-    compliance = draw_compliance(rng, max(left, right)) if fuzzy else Compliance()
+    reach = max(density.left, density.right)
+    compliance = draw_compliance(rng, reach) if fuzzy else Compliance()
     return RddModel(density, base, gain, effect, noise_below, noise_above, compliance)
 
 

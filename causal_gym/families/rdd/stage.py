@@ -24,7 +24,7 @@ from causal_gym.plan.tiers import TierSpec
 
 #: Where a blank cell falls, by role.
 _BLANK_WEIGHTS = {"running": 0.3, "outcome": 0.5, "treatment": 0.2}
-_WHITESPACE = {"easy": 0.005, "medium": 0.015, "hard": 0.03}
+_WHITESPACE = {"easy": 0.005, "medium": 0.015, "hard": 0.03, "real": 0.015}
 
 
 @dataclass(frozen=True)
@@ -117,19 +117,22 @@ def stage_rows(
     date_format: str,
     mess: Mess,
     rng: np.random.Generator,
+    real: dict[str, list[str]] | None = None,
 ) -> Staged:
     """The staged bytes of data.csv (`y` in model units; `rng`: the messiness stream,
-    after plan_mess)."""
+    after plan_mess). `real`: a real table's cells by column, the running variable's
+    among them, which then replace the ones written from `k` (the real tier)."""
     n = mess.n_clean
     ids = rng.choice(np.arange(10_000, 100_000), size=n, replace=False)
     out = theme.outcome
     r_name, d_name = theme.running.name, theme.treatment[0]
     columns: dict[str, list[str]] = {
         theme.id_name: [f"{theme.id_prefix}{i}" for i in ids],
-        r_name: running_cells(k, theme.running, cutoff, date_format),
+        r_name: [] if real else running_cells(k, theme.running, cutoff, date_format),
         d_name: _codes(d, mess, rng.random(n) < mess.alternative_share),
         out.name: [f"{v:.{out.decimals}f}" for v in out.loc + out.scale * y],
     }
+    columns.update(real or {})
     roles = {r_name: "running", d_name: "treatment", out.name: "outcome"}
     for name, role in roles.items():
         cells = columns[name]
