@@ -4,7 +4,7 @@ naive probes.
 
 Self-contained like the rest of the kit (numpy and pandas; design_did_fe.py does the
 fitting). The README's Design section names the unit id (and how its spellings vary),
-the period (month or quarter) and its date column, the adoption column and how a unit
+the period (month, quarter or year) and its date column, the adoption column and how a unit
 that never adopts is written there. Reading undoes the declared mess: ids are reduced
 to their number, dates in any declared format become a period count, the adoption date
 is the one a unit's rows carry (some rows have it blank), rows without a date or an
@@ -54,6 +54,7 @@ _MY = re.compile(r"^(\d{1,2})/(\d{4})$")
 _NAMED = re.compile(r"^([A-Za-z]+)\.?\s+(\d{4})$")
 _YQ = re.compile(r"^(\d{4})\s*-?\s*Q([1-4])$", re.IGNORECASE)
 _QY = re.compile(r"^Q([1-4])\s+(\d{4})$", re.IGNORECASE)
+_Y = re.compile(r"^(?:FY\s*)?(\d{4})$", re.IGNORECASE)
 
 
 def unit_number(text: str) -> float:
@@ -67,6 +68,9 @@ def period_index(text: str, season: int) -> float:
     """A date as periods since year 0 (months or quarters), from any of the declared
     formats (NaN where it is none of them)."""
     text = text.strip()
+    if season == 1:
+        found = _Y.match(text)
+        return float(found.group(1)) if found else float("nan")
     if season == 4:
         found = _YQ.match(text)
         if found:
@@ -113,7 +117,8 @@ class Panel:
 
 def read_panel(frame: pd.DataFrame, readme: designs.DesignReadme) -> Panel:
     """The panel from data.csv's text cells (module docstring: the mess undone)."""
-    season = 4 if readme[PERIOD].strip().lower().startswith("quarter") else 12
+    noun = readme[PERIOD].strip().lower()
+    season = 4 if noun.startswith("quarter") else 1 if noun.startswith("year") else 12
     unit = _mapped(frame[_named(readme, UNIT)], unit_number)
     period = _mapped(frame[_named(readme, DATE)], lambda v: period_index(v, season))
     adoption_text = frame[_named(readme, ADOPTION)]

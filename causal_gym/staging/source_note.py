@@ -18,9 +18,9 @@ class SourceNote:
     table_rows: int
     #: False for a file that is real end to end (the NSW reality check).
     semi_synthetic: bool = True
-    #: Whether the hidden model generated columns besides the treatment and outcome
-    #: (the covariate tier's may; a design table's real tier stages the study's own).
-    generated_others: bool = True
+    #: What the hidden model generated, where it is not the covariate tier's
+    #: treatment, outcome and some other columns (a design table's real tier).
+    generated: str | None = None
 
     def lines(self, treatment: str, outcome: str) -> list[str]:
         if not self.semi_synthetic:
@@ -36,11 +36,14 @@ class SourceNote:
             "",
             f"The {self.table_rows} complete records of a real study supply this extract: "
             f"{self.title}; {self.citation}. Its rows are a random subset of them, and "
-            "the columns taken from the study keep its names, units and codes. The "
-            f"intervention `{treatment}`, the outcome `{outcome}`"
-            + (" and some of the other columns" if self.generated_others else "")
-            + " were generated from the study's records by a hidden model (a "
-            "semi-synthetic design), so the true effect is known exactly. Any two columns "
+            "the columns taken from the study keep its names, units and codes. "
+            + (
+                self.generated
+                or f"The intervention `{treatment}`, the outcome `{outcome}` and some of the "
+                "other columns were generated from the study's records by a hidden model (a "
+                "semi-synthetic design), so the true effect is known exactly."
+            )
+            + " Any two columns "
             "taken from the study may share causes that no column records.",
             "",
         ]

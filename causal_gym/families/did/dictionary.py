@@ -18,6 +18,7 @@ from causal_gym.designs.candidate import ColumnDoc, DesignDictionary
 from causal_gym.designs.spelling import missing_fact, pick
 from causal_gym.families.did.stage import Dates, Mess, spell_id
 from causal_gym.families.did.themes import Theme
+from causal_gym.staging.source_note import SourceNote
 
 ESTIMAND = "att"
 
@@ -109,10 +110,12 @@ def assumptions(theme: Theme) -> tuple[str, ...]:
     )
 
 
-def columns(theme: Theme, order: tuple[str, ...]) -> tuple[ColumnDoc, ...]:
-    """The column table, in data.csv's order."""
+def columns(
+    theme: Theme, order: tuple[str, ...], real: tuple[ColumnDoc, ...] = ()
+) -> tuple[ColumnDoc, ...]:
+    """The column table, in data.csv's order (`real`: a real panel's other columns)."""
     cal = theme.calendar
-    docs = {
+    docs = {doc.name: doc for doc in real} | {
         theme.id_column: ColumnDoc(theme.id_column, "id", f"Identifier of the {theme.unit}."),
         cal.noun: ColumnDoc(cal.noun, "date", f"The {cal.noun} of the record."),
         theme.adoption_column: ColumnDoc(
@@ -152,14 +155,18 @@ def dictionary(
     never: bool,
     order: tuple[str, ...],
     rng: np.random.Generator,
+    real: tuple[ColumnDoc, ...] = (),
+    source: SourceNote | None = None,
 ) -> DesignDictionary:
-    """The task's README words (`rng`: the prompt stream)."""
+    """The task's README words (`rng`: the prompt stream; `real` and `source`: a real
+    task's study columns and Source section)."""
     return DesignDictionary(
         title=pick(theme.titles, rng),
         intro=pick(theme.intros, rng),
         question=_question(theme, rng),
         design=design_facts(theme, dates, mess, never),
         assumptions=assumptions(theme),
-        columns=columns(theme, order),
+        columns=columns(theme, order, real),
         notes=notes(theme, dates, mess),
+        source=source,
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from causal_gym.families.did.model import EffectPath, PanelModel
+from causal_gym.families.did.real import RealPanel
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.plan.tiers import Tier
 
@@ -58,6 +59,10 @@ SHAPES: dict[Tier, TierShape] = {
     Tier.MEDIUM: TierShape((8, 16), ((CONSTANT, 0.5), (MILD, 0.5)), (2, 3), (0.2, 0.4), 0.3,
                            (0.1, 0.4)),
     Tier.HARD: TierShape((8, 14), ((DYNAMIC, 1.0),), (3, 4), (0.08, 0.2), 0.4, (0.2, 0.5)),
+    # the real tier's periods, cohorts and comparison group are its study's; its
+    # effects are medium's
+    Tier.REAL: TierShape((0, 0), ((CONSTANT, 0.5), (MILD, 0.5)), (0, 0), (0.0, 0.0), 0.3,
+                         (0.1, 0.4)),
 }  # fmt: skip
 
 
@@ -152,4 +157,31 @@ def draw_model(plan: TaskPlan, season: int, rng: np.random.Generator) -> PanelMo
         noise_sd=1.0,
         rho=float(rng.uniform(*shape.rho)),
         subtier=subtier,
+    )
+
+
+def draw_real_model(panel: RealPanel, season: int, rng: np.random.Generator) -> PanelModel:
+    """The real tier's model on a study's panel (`rng`: the scm stream, after the
+    states were chosen): the states' own adoption periods, effects as medium draws
+    them, unit levels loading on the states' mean covariates."""
+    shape = SHAPES[Tier.REAL]
+    subtier = _subtier(shape, rng)
+    cohorts = sorted({int(g) for g in panel.adoption if g < panel.n_periods})
+    levels = rng.normal(0.0, 0.6, len(cohorts) + 1)
+    loadings = rng.uniform(-0.5, 0.5, panel.levels.shape[1])
+    return PanelModel(
+        n_units=panel.adoption.size,
+        n_periods=panel.n_periods,
+        adoption=panel.adoption,
+        never=panel.adoption >= panel.n_periods,
+        cohorts=np.asarray(cohorts, dtype=np.int64),
+        paths=_paths(subtier, len(cohorts), shape, panel.n_periods, rng),
+        levels=levels[: len(cohorts)],
+        comparison_level=float(levels[len(cohorts)]),
+        period_effect=_period_effects(panel.n_periods, season, rng),
+        unit_sd=float(rng.uniform(0.6, 1.2)),
+        noise_sd=1.0,
+        rho=float(rng.uniform(*shape.rho)),
+        subtier=subtier,
+        unit_shift=panel.levels @ loadings,
     )

@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from causal_gym.designs.candidate import DesignCandidate, DesignRejection
+from causal_gym.designs.candidate import ColumnDoc, DesignCandidate, DesignRejection
 from causal_gym.families.did.dictionary import ESTIMAND, dictionary
-from causal_gym.families.did.draw import draw_model
+from causal_gym.families.did.draw import draw_model, draw_real_model
 from causal_gym.families.did.model import PanelModel
+from causal_gym.families.did.real import CASTLE, choose_states, source_note
 from causal_gym.families.did.stage import Dates, Mess, plan_mess, stage_rows
 from causal_gym.families.did.themes import THEMES, Theme
 from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.plan.tiers import TIER_SPECS
+from causal_gym.realdata.design_tables import design_table
 from causal_gym.reference.design_did_fe import Cells, imputation_weights
 from causal_gym.rng_keys.derive import TaskStreams
 
@@ -63,9 +65,19 @@ class DidHooks(FamilyHooks):
     def design_candidate(
         self, plan: TaskPlan, streams: TaskStreams
     ) -> DesignCandidate | DesignRejection | None:
-        theme = THEMES[int(streams.naming.integers(len(THEMES)))]
-        dates = draw_dates(theme, streams.naming)
-        model = draw_model(plan, theme.calendar.season, streams.scm)
+        real, source = None, None
+        docs: tuple[ColumnDoc, ...] = ()
+        if plan.source is not None:  # the real tier: a study's panel (families/did/real.py)
+            table, theme = design_table(plan.source), CASTLE
+            panel = choose_states(table, plan.staged_rows, streams.scm)
+            usual, other = (f for f, _ in theme.calendar.formats)
+            dates = Dates(panel.first_year, usual, other)
+            model = draw_real_model(panel, theme.calendar.season, streams.scm)
+            real, docs, source = (panel.ids, panel.cells), panel.docs, source_note(table)
+        else:
+            theme = THEMES[int(streams.naming.integers(len(THEMES)))]
+            dates = draw_dates(theme, streams.naming)
+            model = draw_model(plan, theme.calendar.season, streams.scm)
         mess = plan_mess(TIER_SPECS[plan.tier], model.n_units, model.n_periods, streams.messiness)
         unit, period, treated, omega, complete = design_weights(model, mess)
         if not complete or not treated.any():
@@ -75,9 +87,13 @@ class DidHooks(FamilyHooks):
         truth = model.att(unit, period)
         sd = model.estimator_sd(unit, period, omega)
         y = model.sample(streams.data)
-        staged = stage_rows(y, model.adoption, model.never, theme, dates, mess, streams.messiness)
+        staged = stage_rows(
+            y, model.adoption, model.never, theme, dates, mess, streams.messiness, real=real
+        )
         never = bool(model.never.any())
-        words = dictionary(theme, dates, mess, never, staged.columns, streams.prompt)
+        words = dictionary(
+            theme, dates, mess, never, staged.columns, streams.prompt, real=docs, source=source
+        )
         d, o, t = theme.adoption_column, theme.outcome, theme.calendar.noun
         return DesignCandidate(
             data_csv=staged.data_csv,
@@ -94,7 +110,10 @@ class DidHooks(FamilyHooks):
                 t: "period",
                 d: "treatment",
                 o: "outcome",
-                theme.attribute: "unit_attribute",
+                **(
+                    {doc.name: "pre_treatment" for doc in docs}
+                    or {theme.attribute: "unit_attribute"}
+                ),
             },
             edges=((d, o), (t, o), (theme.id_column, o)),
         )

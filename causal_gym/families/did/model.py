@@ -71,6 +71,10 @@ class PanelModel:
     noise_sd: float
     rho: float
     subtier: str
+    #: Each unit's fixed level beyond its cohort's (the real tier's covariate loading);
+    #: None: none. A fixed level drops out of every estimator whose weights sum to zero
+    #: within a unit, so it moves neither the truth nor the anchor.
+    unit_shift: FloatArray | None = None
 
     def __post_init__(self) -> None:
         if len(self.paths) != self.cohorts.size or self.levels.size != self.cohorts.size:
@@ -90,7 +94,7 @@ class PanelModel:
         out = np.full(self.n_units, self.comparison_level)
         for k, g in enumerate(self.cohorts):
             out[self.adoption == g] = self.levels[k]
-        return out
+        return out if self.unit_shift is None else out + self.unit_shift
 
     def effect(self, unit: IntArray, period: IntArray) -> FloatArray:
         """The effect tau of each unit-period: 0 before adoption (and for the comparison group)."""

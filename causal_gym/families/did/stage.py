@@ -32,7 +32,7 @@ NEVER_WORDS = ("never", "none", "not adopted")
 ID_VARIANTS = ("canonical", "lower", "hyphen", "space", "unpadded")
 #: Share of rows whose outcome (else date) is the blank cell of an incomplete row.
 _OUTCOME_BLANK_SHARE = 0.8
-_WHITESPACE = {"easy": 0.005, "medium": 0.015, "hard": 0.03, "expert": 0.03}
+_WHITESPACE = {"easy": 0.005, "medium": 0.015, "hard": 0.03, "expert": 0.03, "real": 0.015}
 
 
 @dataclass(frozen=True)
@@ -138,10 +138,13 @@ def stage_rows(
     dates: Dates,
     mess: Mess,
     rng: np.random.Generator,
+    real: tuple[NDArray[np.int64], dict[str, NDArray[np.str_]]] | None = None,
 ) -> Staged:
     """The staged bytes of data.csv: `y` the full panel's outcomes in model units,
     `adoption` each unit's adoption period (`never`: written as the never word)
-    (`rng`: the messiness stream, after plan_mess)."""
+    (`rng`: the messiness stream, after plan_mess). `real`: a real panel's unit ids
+    and its columns' cells (units x periods), which replace the drawn ids and the
+    attribute (the real tier)."""
     n_units, _ = y.shape
     calendar = theme.calendar
     numbers = rng.choice(np.arange(1, 10_000), size=n_units, replace=False)
@@ -152,7 +155,11 @@ def stage_rows(
         for i in range(n_units)
     ]
     date_col, out_col = calendar.noun, theme.outcome
-    names = (theme.id_column, date_col, theme.adoption_column, out_col, theme.attribute)
+    extra: dict[str, NDArray[np.str_]] = {}
+    if real is not None:
+        numbers, extra = real
+    names = (theme.id_column, date_col, theme.adoption_column, out_col,
+             *(extra or (theme.attribute,)))  # fmt: skip
     staged_y = theme.loc + theme.scale * y
     fmt = f"{{:.{theme.decimals}f}}"
     records: list[list[str]] = []
@@ -163,7 +170,7 @@ def stage_rows(
             calendar.write(dates.start + int(t), style),
             adopted[i],
             fmt.format(staged_y[i, t]),
-            levels[attribute[i]],
+            *([str(v[i, t]) for v in extra.values()] or [levels[attribute[i]]]),
         ]
         for j, blank in ((1, mess.blank_date), (2, mess.blank_adoption), (3, mess.blank_outcome),
                          (4, mess.blank_attribute)):  # fmt: skip

@@ -32,6 +32,8 @@ class Calendar:
     def write(self, index: int, style: str) -> str:
         """Period `index` (counted from year 0's first period) in format `style`."""
         year, within = divmod(index, self.season)
+        if self.season == 1:
+            return {"y": f"{year}", "fy": f"FY{year}"}[style]
         if self.season == 4:
             quarter = within + 1
             return {
@@ -62,6 +64,8 @@ MONTHLY = Calendar(
         ("month y", "March 2019"),
     ),
 )
+#: Years (the real tier's state panel): the study's own years, some rows as fiscal years.
+YEARLY = Calendar("year", "years", 1, (("y", "2007"), ("fy", "FY2007")))
 QUARTERLY = Calendar(
     "quarter",
     "quarters",

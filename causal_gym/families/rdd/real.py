@@ -119,4 +119,9 @@ def real_rows(table: DesignTable, n: int, rng: np.random.Generator) -> RealRows:
 
 def source_note(table: DesignTable) -> SourceNote:
     """The README's Source section for a real rdd task."""
-    return SourceNote(table.title, table.citation, table.n_rows, generated_others=False)
+    generated = (
+        f"The intervention `{PANES.treatment[0]}` and the outcome `{PANES.outcome.name}` "
+        "were generated from the study's records by a hidden model (a semi-synthetic "
+        "design), so the true effect is known exactly."
+    )
+    return SourceNote(table.title, table.citation, table.n_rows, generated=generated)
