@@ -8,8 +8,9 @@ frame with the generator's own fixed-format writer (pandas' float_format path is
 slow, which flatters the first ratio). All are timed in this run, interleaved task
 by task, so machine noise hits them alike. Target: full / baseline <= 2. Each
 family's CPU seconds (this process and any child) are counted too: `--tier real`
-times the first real train tasks of the families with a real tier, whose target is
-at least 15 tasks per CPU-second.
+times the first real train tasks of the families with a real tier (the covariate
+families and the design families with a real table), whose target is at least 15
+tasks per CPU-second.
 
     .venv/bin/python scripts/bench_generate.py [--per-family 300] [--namespace train]
         [--tier real] [--json docs/benchmarks/generate.json]
@@ -36,6 +37,7 @@ sys.path.insert(0, str(REPO))
 from causal_gym import generate_task, resolve_key  # noqa: E402
 from causal_gym.generate.draw import tier_train_ids  # noqa: E402
 from causal_gym.plan.tiers import Tier  # noqa: E402
+from causal_gym.realdata.design_tables import design_families  # noqa: E402
 from causal_gym.task_id import (  # noqa: E402
     EVAL_V1_FAMILIES,
     EVAL_V2_FAMILIES,
@@ -80,10 +82,11 @@ def main() -> None:
         args.namespace, FAMILIES
     )
     ids = {f: [f"{args.namespace}:{f}:{i}" for i in range(args.per_family)] for f in families}
-    if args.tier == "real":  # tables load on the warm-up task, once per process
-        families = REAL_FAMILIES
+    if args.tier == "real":  # a family's tables load on its warm-up task, once per process
+        families = (*REAL_FAMILIES, *design_families())
         ids = {f: tier_train_ids(key, f, args.per_family + 1, Tier.REAL) for f in families}
-        generate_task(ids[families[0]].pop(0), key)
+        for found in ids.values():
+            generate_task(found.pop(0), key)
         ids = {f: found[-args.per_family :] for f, found in ids.items()}
     else:
         generate_task(f"{args.namespace}:{families[0]}:0", key)  # warm imports, not timed

@@ -27,6 +27,8 @@ GOLDEN_IDS = (
     "eval-real-v1:ate:0",
     "eval-real-v1:adjustment:49",
     "eval-real-v1:null_detect:59",
+    "train:rdd:3",  # real (generator 5)
+    "train:did:1",  # real (generator 5)
 )
 GOLDEN_PATH = Path(__file__).resolve().parents[1] / "tests" / "golden" / "sha256.json"
 

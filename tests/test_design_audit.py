@@ -14,6 +14,7 @@ from causal_gym.audit.design.rows import DesignRow
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.suite import AuditRun, suite
 from causal_gym.contracts.families import contract_of
+from causal_gym.realdata.design_tables import design_families
 from tests.support.audit_checks import (
     assert_only_this_check_fails,
     probe_above_honest,
@@ -40,16 +41,19 @@ def test_the_committed_design_report_runs_every_probe_of_every_family() -> None:
     assert tuple(report.families) == FAMILIES
     for family in FAMILIES:
         assert tuple(report.hack_probes[family]) == contract_of(family).extra_probes
-        assert set(report.tiers[family]) == {"easy", "medium", "hard"}
+        real = {"real"} if family in design_families() else set()  # (generator 5)
+        assert set(report.tiers[family]) == {"easy", "medium", "hard"} | real
     assert {"weak_instrument", "strong_instrument"} == set(report.subtiers["iv"])
     assert "staggered_dynamic" in report.subtiers["did"]
     assert set(report.bayes_prior) == set(FAMILIES) and set(report.leakage) == {"did"}
     # where theory says a probe must fail, it does: TWFE on dynamic staggered
-    # adoption, Wald on the weak instrument (coverage below the reference's)
+    # adoption (its coverage), Wald on the weak instrument (its reward: its interval
+    # is at times enormous, so its coverage sits near 0.90, 0.89-0.90 over runs,
+    # while a wild estimate costs it far more than the reference)
     dynamic = report.subtiers["did"]["staggered_dynamic"]
     assert dynamic.probe_coverage["twfe"] < dynamic.coverage - 0.2
     weak = report.subtiers["iv"]["weak_instrument"]
-    assert weak.probe_coverage["wald_2sls"] < weak.coverage
+    assert weak.probe_reward["wald_2sls"] < weak.mean_reward - 1.0
 
 
 def _bayes_gain(p: dict[str, Any], family: str, gain: float) -> dict[str, Any]:

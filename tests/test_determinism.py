@@ -34,7 +34,8 @@ def materialize_in_subprocess(task_id: str, out: Path, hash_seed: str) -> dict:
 
 @pytest.mark.slow
 def test_separate_processes_write_identical_bytes(tmp_path: Path) -> None:
-    for task_id in ("train:adjustment:5", "eval-v1:null_detect:3", "eval-real-v1:ate:7"):
+    for task_id in ("train:adjustment:5", "eval-v1:null_detect:3", "eval-real-v1:ate:7",
+                    "train:did:1"):  # fmt: skip
         first = materialize_in_subprocess(task_id, tmp_path / "a" / task_id, "1")
         second = materialize_in_subprocess(task_id, tmp_path / "b" / task_id, "987")
         assert first == second

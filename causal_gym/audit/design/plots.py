@@ -27,7 +27,7 @@ def plot_coverage(report: DesignReport, path: Path) -> None:
             for j, value in enumerate(values):
                 ax.bar(i + (j - len(names) / 2) * width, value, width, color=f"C{j}")
         ax.axhline(NOMINAL_COVERAGE, color="green", linestyle="--")
-        ticks = [s.replace("_", "\n", 1) for s in cells]
+        ticks = [s.replace("_", "\n") for s in cells]  # three short lines: 7 fit side by side
         ax.set_xticks(range(len(cells)), ticks, fontsize=7)
         ax.set_ylim(0.0, 1.02)
         ax.set_title(family)
@@ -35,7 +35,7 @@ def plot_coverage(report: DesignReport, path: Path) -> None:
             ["90%", "reference", *names],
             fontsize=7,
             loc="upper center",
-            bbox_to_anchor=(0.5, -0.16),
+            bbox_to_anchor=(0.5, -0.2),
             ncol=3,
             frameon=False,
         )
