@@ -10,16 +10,13 @@ float32 column's extra digits are noise), so that staged cells are the study's c
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from typing import Any
 
 import numpy as np
 
 from causal_gym.errors import RealDataError
-from causal_gym.realdata.tables import _read_frame
+from causal_gym.realdata.tables import catalogue, complete_rows
 
 
 @dataclass(frozen=True)
@@ -67,32 +64,20 @@ class DesignTable:
         return found[0]
 
 
-@cache
-def _design_catalogue() -> tuple[dict[str, Any], ...]:
-    text = resources.files("causal_gym.realdata").joinpath("sources.toml").read_text("utf-8")
-    return tuple(tomllib.loads(text).get("design", ()))
-
-
 def design_sources(family: str) -> tuple[str, ...]:
     """The design sources a family's real tier draws from (none for most families)."""
-    return tuple(entry["key"] for entry in _design_catalogue() if entry["family"] == family)
+    return tuple(entry["key"] for entry in catalogue("design") if entry["family"] == family)
 
 
 def design_families() -> tuple[str, ...]:
     """The design families with a real tier, in the catalogue's order."""
-    return tuple(dict.fromkeys(entry["family"] for entry in _design_catalogue()))
+    return tuple(dict.fromkeys(entry["family"] for entry in catalogue("design")))
 
 
 @cache
 def design_table(key: str) -> DesignTable:
     """The design source `key`, loaded and checked (once per process)."""
-    entries = {entry["key"]: entry for entry in _design_catalogue()}
-    if key not in entries:
-        raise RealDataError(f"unknown design source {key!r}: accepted are {', '.join(entries)}")
-    entry = entries[key]
-    frame = _read_frame(entry)
-    names = [spec["source"] for spec in entry["column"]]
-    frame = frame[names].dropna().reset_index(drop=True)
+    entry, frame = complete_rows("design", key, "design source")
     columns = tuple(
         DesignColumn(
             spec["source"],

@@ -82,14 +82,26 @@ class RealTable:
 
 
 @cache
-def _catalogue() -> tuple[dict[str, Any], ...]:
+def catalogue(section: str = "source") -> tuple[dict[str, Any], ...]:
+    """sources.toml's entries of one section: `source` (covariate tables) or `design`."""
     text = resources.files("causal_gym.realdata").joinpath("sources.toml").read_text("utf-8")
-    return tuple(tomllib.loads(text)["source"])
+    return tuple(tomllib.loads(text).get(section, ()))
+
+
+def complete_rows(section: str, key: str, what: str) -> tuple[dict[str, Any], Any]:
+    """The catalogue entry `key` of a section and its file's rows complete on the listed
+    columns (a pandas frame of those columns); RealDataError names the accepted keys."""
+    entries = {entry["key"]: entry for entry in catalogue(section)}
+    if key not in entries:
+        raise RealDataError(f"unknown {what} {key!r}: accepted are {', '.join(entries)}")
+    entry = entries[key]
+    names = [spec["source"] for spec in entry["column"]]
+    return entry, _read_frame(entry)[names].dropna().reset_index(drop=True)
 
 
 def source_names() -> tuple[str, ...]:
     """Every source's key, in the catalogue's order (the order a task draws from)."""
-    return tuple(entry["key"] for entry in _catalogue())
+    return tuple(entry["key"] for entry in catalogue())
 
 
 def package_root() -> Path:
@@ -164,13 +176,7 @@ def _column(spec: dict[str, Any], raw: np.ndarray) -> RealColumn:
 @cache
 def real_table(key: str) -> RealTable:
     """The source `key`, loaded and checked (once per process)."""
-    entries = {entry["key"]: entry for entry in _catalogue()}
-    if key not in entries:
-        raise RealDataError(f"unknown real source {key!r}: accepted are {', '.join(entries)}")
-    entry = entries[key]
-    frame = _read_frame(entry)
-    names = [spec["source"] for spec in entry["column"]]
-    frame = frame[names].dropna().reset_index(drop=True)
+    entry, frame = complete_rows("source", key, "real source")
     columns = tuple(_column(spec, frame[spec["source"]].to_numpy()) for spec in entry["column"])
     pools = {
         pool: tuple(dict(item) for item in entry[pool])
