@@ -13,8 +13,8 @@ import pytest
 from causal_gym import generate_task
 from causal_gym.designs.spelling import TOKEN_SETS
 from causal_gym.errors import RealDataError
-from causal_gym.generate.draw import plan_task, tier_train_ids
-from causal_gym.plan.task_plan import DESIGN_REAL_TIER_VERSION, has_real_tier
+from causal_gym.generate.draw import has_real_tier, plan_task, tier_train_ids
+from causal_gym.plan.task_plan import DESIGN_REAL_TIER_VERSION
 from causal_gym.plan.tiers import REAL_ROW_SHARE, Tier
 from causal_gym.realdata.design_tables import design_families, design_sources, design_table
 from causal_gym.task_id import TaskId

@@ -85,11 +85,9 @@ class FamilyContract(ABC):
 
     @property
     def real_tier(self) -> bool:
-        """Whether it has a real tier: real covariates (a count in eval-real-v1) or a
-        design table of its own (causal_gym/realdata/sources.toml)."""
-        from causal_gym.realdata.design_tables import design_families
-
-        return REAL_SPLIT in self.splits or self.name in design_families()
+        """Whether it has a real tier of real covariates (a count in eval-real-v1); a
+        design family's real tier is its table's (realdata/sources.toml names it)."""
+        return REAL_SPLIT in self.splits
 
     def probe_run(self, probe: str) -> tuple[tuple[str, ...], str]:
         """The kit files a probe agent (`probe`, its hyphenated name) copies into the

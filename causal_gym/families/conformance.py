@@ -55,7 +55,7 @@ def check_family(name: str, key: DerivationKey | None = None, tasks: int = 3) ->
     key = key or resolve_key(environ={})
     for index in range(tasks):
         _check_task(name, f"train:{name}:{index}", key)
-    if contract.real_tier:
+    if contract.real_tier or design_sources(name):
         for task_id in tier_train_ids(key, name, tasks, Tier.REAL):
             _check_task(name, task_id, key)
             _check_real(task_id, key)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from causal_gym.contracts.families import contract_of
 from causal_gym.hooks import hooks_of
 from causal_gym.plan.task_plan import (
+    DESIGN_REAL_TIER_VERSION,
+    REAL_TIER_VERSION,
     EffectClass,
     TaskPlan,
     _closed,
@@ -25,7 +27,7 @@ from causal_gym.realdata.design_tables import design_sources, design_table
 from causal_gym.realdata.tables import real_table, source_names
 from causal_gym.rng_keys.derive import derive_plan_rng, derive_real_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.task_id import Namespace, TaskId
+from causal_gym.task_id import REAL_FAMILIES, Namespace, TaskId
 from causal_gym.versions import generator_version
 
 
@@ -66,7 +68,7 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
     source = sources[int(rng.integers(len(sources)))]
     share = float(rng.uniform(*REAL_ROW_SHARE))
     nonlinear_draw = float(rng.uniform())
-    real = is_real(task_id, real_draw, version)
+    real = is_real(task_id, real_draw, version, bool(design_sources(task_id.family.value)))
     nonlinear = tier is Tier.EXPERT
     if real and design_sources(task_id.family.value):
         tier, base_rows = Tier.REAL, round(share * design_table(source).n_rows)
@@ -100,3 +102,12 @@ def tier_train_ids(key: DerivationKey, family: str, count: int, tier: Tier) -> l
             found.append(task_id)
         index += 1
     return found
+
+
+def has_real_tier(family: str, generator_version: int) -> bool:
+    """Whether a family's train tasks include a real tier at a generator version: the
+    covariate families from version 4, the design families with a real table
+    (realdata/sources.toml) from version 5."""
+    if family in REAL_FAMILIES:
+        return generator_version >= REAL_TIER_VERSION
+    return bool(design_sources(family)) and generator_version >= DESIGN_REAL_TIER_VERSION

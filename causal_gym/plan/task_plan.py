@@ -111,20 +111,14 @@ REAL_TIER_VERSION = 4
 DESIGN_REAL_TIER_VERSION = 5
 
 
-def has_real_tier(family: str, generator_version: int) -> bool:
-    """Whether a family's train tasks include a real tier at a generator version."""
-    from causal_gym.realdata.design_tables import design_families
-
-    if family in REAL_FAMILIES:
-        return generator_version >= REAL_TIER_VERSION
-    return family in design_families() and generator_version >= DESIGN_REAL_TIER_VERSION
-
-
-def is_real(task_id: TaskId, draw: float, generator_version: int) -> bool:
-    """eval-real-v1 is all real; in train (from generator version 4, 5 for the design
-    families), REAL_TRAIN_SHARE of the real families' tasks are (by the plan stream's
-    `draw`)."""
-    if not has_real_tier(task_id.family.value, generator_version):
+def is_real(task_id: TaskId, draw: float, generator_version: int, design_table: bool) -> bool:
+    """eval-real-v1 is all real; in train, REAL_TRAIN_SHARE of the tasks (by the plan
+    stream's `draw`) of the real families (from generator version 4) and of the design
+    families with a real table (`design_table`, from version 5) are."""
+    if task_id.family.value in REAL_FAMILIES:
+        if generator_version < REAL_TIER_VERSION:
+            return False
+    elif not design_table or generator_version < DESIGN_REAL_TIER_VERSION:
         return False
     if task_id.namespace is Namespace.EVAL_REAL_V1:
         return True
