@@ -88,6 +88,10 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from trl import GRPOConfig, GRPOTrainer
 
+    if args.model is None:  # TRL builds its reference model from a saved checkpoint
+        args.model = args.out / "base"
+        load_model(None).save_pretrained(args.model)
+        load_tokenizer(None).save_pretrained(args.model)
     tok = load_tokenizer(args.model)
     clock = Clock()
     reset = CausalGymEnvironment.reset
@@ -150,7 +154,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
              for s in clock.steps]  # fmt: skip
     return {
         "command": " ".join(["python", *sys.argv]),
-        "model": str(args.model or "SmolLM2-135M-Instruct (base)"),
+        "model": str(args.model),
         "generations": args.generations,
         "max_completion_tokens": args.max_completion,
         "prompt_tokens_mean": statistics.fmean(prompt_tokens) if prompt_tokens else 0.0,
