@@ -64,13 +64,14 @@ def plan_task(key: DerivationKey, task_id: TaskId, staged_rows: int | None = Non
         real_draw = float(derive_real_block_rng(key, ns, block, task_id.family.value).uniform())
     # a design family draws from its own tables (generator 5); the others from the
     # covariate sources, with the draws they had at generator 4
-    sources = design_sources(task_id.family.value) or source_names()
+    design = design_sources(task_id.family.value)
+    sources = design or source_names()
     source = sources[int(rng.integers(len(sources)))]
     share = float(rng.uniform(*REAL_ROW_SHARE))
     nonlinear_draw = float(rng.uniform())
-    real = is_real(task_id, real_draw, version, bool(design_sources(task_id.family.value)))
+    real = is_real(task_id, real_draw, has_real_tier(task_id.family.value, version))
     nonlinear = tier is Tier.EXPERT
-    if real and design_sources(task_id.family.value):
+    if real and design:
         tier, base_rows = Tier.REAL, round(share * design_table(source).n_rows)
     elif real:
         table = real_table(source)

@@ -20,7 +20,7 @@ from causal_gym.plan.tiers import (
 )
 from causal_gym.rng_keys.derive import derive_block_rng
 from causal_gym.rng_keys.keys import DerivationKey
-from causal_gym.task_id import EXPERT_FAMILIES, REAL_FAMILIES, Namespace, TaskId
+from causal_gym.task_id import EXPERT_FAMILIES, Namespace, TaskId
 
 
 class EffectClass(StrEnum):
@@ -111,14 +111,11 @@ REAL_TIER_VERSION = 4
 DESIGN_REAL_TIER_VERSION = 5
 
 
-def is_real(task_id: TaskId, draw: float, generator_version: int, design_table: bool) -> bool:
+def is_real(task_id: TaskId, draw: float, real_tier: bool) -> bool:
     """eval-real-v1 is all real; in train, REAL_TRAIN_SHARE of the tasks (by the plan
-    stream's `draw`) of the real families (from generator version 4) and of the design
-    families with a real table (`design_table`, from version 5) are."""
-    if task_id.family.value in REAL_FAMILIES:
-        if generator_version < REAL_TIER_VERSION:
-            return False
-    elif not design_table or generator_version < DESIGN_REAL_TIER_VERSION:
+    stream's `draw`) of a family with a real tier at the task's generator version
+    (`real_tier`: generate/draw.py's has_real_tier decides it) are."""
+    if not real_tier:
         return False
     if task_id.namespace is Namespace.EVAL_REAL_V1:
         return True

@@ -22,7 +22,7 @@ from causal_gym.designs.candidate import ColumnDoc, DesignCandidate, DesignRejec
 from causal_gym.families.did.dictionary import ESTIMAND, dictionary
 from causal_gym.families.did.draw import draw_model, draw_real_model
 from causal_gym.families.did.model import PanelModel
-from causal_gym.families.did.real import CASTLE, choose_states, source_note
+from causal_gym.families.did.real import choose_states, real_theme, source_note
 from causal_gym.families.did.stage import Dates, Mess, plan_mess, stage_rows
 from causal_gym.families.did.themes import THEMES, Theme
 from causal_gym.hooks import FamilyHooks
@@ -68,7 +68,7 @@ class DidHooks(FamilyHooks):
         real, source = None, None
         docs: tuple[ColumnDoc, ...] = ()
         if plan.source is not None:  # the real tier: a study's panel (families/did/real.py)
-            table, theme = design_table(plan.source), CASTLE
+            table, theme = design_table(plan.source), real_theme(plan.source)
             panel = choose_states(table, plan.staged_rows, streams.scm)
             usual, other = (f for f, _ in theme.calendar.formats)
             dates = Dates(panel.first_year, usual, other)

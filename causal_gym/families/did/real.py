@@ -14,13 +14,14 @@ exactly, as the README states, and the truth stays the model's exact average eff
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from causal_gym.designs.candidate import ColumnDoc
 from causal_gym.families.did.themes import YEARLY, Theme
-from causal_gym.realdata.design_tables import DesignTable
+from causal_gym.realdata.design_tables import DesignTable, design_table
 from causal_gym.staging.source_note import SourceNote
 
 CASTLE = Theme(
@@ -63,6 +64,16 @@ GENERATED = (
     "(a semi-synthetic design), so the true effect is known exactly."
 )
 
+#: The story of each design source the family reads (sources.toml's did entries).
+REAL_THEMES = {"castle": CASTLE}
+
+
+def real_theme(source: str) -> Theme:
+    """The real study's theme (ValueError naming the known ones otherwise)."""
+    if source not in REAL_THEMES:
+        raise ValueError(f"did has no real theme for source {source!r}: it has {list(REAL_THEMES)}")
+    return REAL_THEMES[source]
+
 
 @dataclass(frozen=True)
 class RealPanel:
@@ -79,31 +90,59 @@ class RealPanel:
     docs: tuple[ColumnDoc, ...]
 
 
-def choose_states(table: DesignTable, staged_rows: int, rng: np.random.Generator) -> RealPanel:
-    """The states of about `staged_rows` state-years, without replacement (`rng`: the
-    scm stream)."""
+@dataclass(frozen=True)
+class _Layout:
+    """A panel table laid out once per process: its states and years, each state's
+    row of every year, adoption period and mean covariates, the covariate cells."""
+
+    states: NDArray[np.float64]
+    years: NDArray[np.float64]
+    adoption: NDArray[np.int64]
+    means: NDArray[np.float64]  # per state, its own years' mean of each covariate
+    centre: NDArray[np.float64]
+    spread: NDArray[np.float64]
+    cells: dict[str, NDArray[np.str_]]
+    docs: tuple[ColumnDoc, ...]
+
+
+@cache
+def _layout(key: str) -> _Layout:
+    table = design_table(key)
     unit, period = table.one("unit").values, table.one("period").values
-    adopted = table.one("adopted").values
-    states = np.unique(unit)
-    years = np.unique(period)
-    n_units = round(staged_rows / years.size)
-    chosen = np.sort(rng.choice(states, size=n_units, replace=False))
+    states, years = np.unique(unit), np.unique(period)
     grid = {(u, t): i for i, (u, t) in enumerate(zip(unit, period, strict=True))}
-    rows = np.array([[grid[(u, t)] for t in years] for u in chosen])
-    on = adopted[rows] > 0
+    rows = np.array([[grid[(u, t)] for t in years] for u in states])
+    on = table.one("adopted").values[rows] > 0
     adoption = np.where(on.any(axis=1), on.argmax(axis=1), years.size).astype(np.int64)
     covariates = table.role("covariate")
     means = np.stack([c.values[rows].mean(axis=1) for c in covariates], axis=1)
     everyone = np.stack(
         [np.array([c.values[unit == s].mean() for s in states]) for c in covariates], axis=1
     )
-    levels = (means - everyone.mean(axis=0)) / everyone.std(axis=0)
     cells = {
         c.name: np.array(c.cells(rows.ravel()), dtype=str).reshape(rows.shape) for c in covariates
     }
     docs = tuple(ColumnDoc(c.name, "numeric", f"{c.description}.") for c in covariates)
+    return _Layout(
+        states, years, adoption, means, everyone.mean(axis=0), everyone.std(axis=0), cells, docs
+    )
+
+
+def choose_states(table: DesignTable, staged_rows: int, rng: np.random.Generator) -> RealPanel:
+    """The states of about `staged_rows` state-years, without replacement (`rng`: the
+    scm stream); the table's layout is worked out once per process."""
+    layout = _layout(table.key)
+    n_units = round(staged_rows / layout.years.size)
+    chosen = np.sort(rng.choice(layout.states, size=n_units, replace=False))
+    index = np.searchsorted(layout.states, chosen)
     return RealPanel(
-        chosen.astype(np.int64), adoption, years.size, int(years[0]), levels, cells, docs
+        chosen.astype(np.int64),
+        layout.adoption[index],
+        layout.years.size,
+        int(layout.years[0]),
+        (layout.means[index] - layout.centre) / layout.spread,
+        {name: cells[index] for name, cells in layout.cells.items()},
+        layout.docs,
     )
 
 

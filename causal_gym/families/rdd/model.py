@@ -101,10 +101,10 @@ class EmpiricalDensity:
         left, right = float(-u.min()), float(u.max())
         grid = np.linspace(-left, right, points)
         values = np.zeros(points)
-        for inside, side in ((u < 0, left), (u >= 0, right)):
-            t = np.abs(u[inside])
-            at = np.abs(grid) if side == right else -grid
-            on = (grid >= 0) if side == right else (grid < 0)
+        for above, side in ((False, left), (True, right)):
+            t = np.abs(u[u >= 0] if above else u[u < 0])
+            at = grid if above else -grid
+            on = (grid >= 0) if above else (grid < 0)
             h = 1.06 * float(t.std()) * t.size ** (-0.2)
             mirrored = np.concatenate([t, -t, 2 * side - t])
             z = (at[on][:, None] - mirrored[None, :]) / h

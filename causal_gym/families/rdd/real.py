@@ -78,6 +78,9 @@ PANES = Theme(
     "through the transfer; no other programme used this score.",
 )
 
+#: The story of each design source the family reads (sources.toml's rdd entries).
+REAL_THEMES = {"gov_transfers": PANES}
+
 
 @dataclass(frozen=True)
 class RealRows:
@@ -93,10 +96,11 @@ class RealRows:
 def real_theme(source: str) -> Theme:
     """The real study's theme (one per design source), its running variable described
     in the source's words."""
-    if source != "gov_transfers":
-        raise ValueError(f"rdd has no real theme for source {source!r}")
+    if source not in REAL_THEMES:
+        raise ValueError(f"rdd has no real theme for source {source!r}: it has {list(REAL_THEMES)}")
+    theme = REAL_THEMES[source]
     running = design_table(source).one("running")
-    return replace(PANES, running=replace(PANES.running, description=f"{running.description}."))
+    return replace(theme, running=replace(theme.running, description=f"{running.description}."))
 
 
 @cache
