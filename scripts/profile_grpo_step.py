@@ -3,6 +3,11 @@ on SmolLM2-135M-Instruct, with each phase of a step timed (wall and CPU seconds)
 
     python scripts/profile_grpo_step.py [--model runs/demo/sft] [--steps 2]
         [--generations 4] [--max-completion 96] [--json docs/demo/grpo_step_profile.json]
+    python scripts/profile_grpo_step.py --recipe --model runs/demo/sft [--steps 3]
+
+Without --recipe: the first demo's setup (the full rendering, full fine-tuning, the
+given group size). With --recipe: grpo_recipe.py's (the brief rendering, LoRA, its
+group size, completion cap and temperature).
 
 The phases are TRL's own methods, wrapped in place (nothing in TRL is changed):
 generation (`_generate_single_turn`, transformers' generate), the tool loop
@@ -34,11 +39,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
+from grpo_recipe import RECIPE, grpo_config, lora_config  # noqa: E402
 from smollm2_demo import MAX_NEW_TOKENS, load_model, load_tokenizer  # noqa: E402
 
 from causal_gym.task_id import EVAL_V1_FAMILIES  # noqa: E402
+from orchestrator.integrations.session import SessionSettings  # noqa: E402
 from orchestrator.integrations.sources import LocalSource  # noqa: E402
-from orchestrator.integrations.trl import CausalGymEnvironment, CausalGymTRL  # noqa: E402
+from orchestrator.integrations.trl import CausalGymTRL, RolloutEnvironment  # noqa: E402
 
 
 def cpu() -> float:
@@ -94,17 +101,21 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
         load_tokenizer(None).save_pretrained(args.model)
     tok = load_tokenizer(args.model)
     clock = Clock()
-    reset = CausalGymEnvironment.reset
+    reset = RolloutEnvironment.reset
 
-    def timed_reset(self: CausalGymEnvironment, **row: Any) -> str:
+    def timed_reset(self: RolloutEnvironment, **row: Any) -> str:
         if not clock.steps:  # (the probe TRL makes at construction)
             return reset(self, **row)
         with clock.phase("environment reset"):
             return reset(self, **row)
 
-    CausalGymEnvironment.reset = timed_reset  # type: ignore[method-assign]
-    spec = CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=args.generations)
-    config = GRPOConfig(
+    RolloutEnvironment.reset = timed_reset  # type: ignore[method-assign]
+    settings = SessionSettings(rendering="brief" if args.recipe else "readme")
+    generations = RECIPE.generations if args.recipe else args.generations
+    spec = CausalGymTRL(
+        LocalSource(EVAL_V1_FAMILIES), num_generations=generations, settings=settings
+    )
+    config = grpo_config(args.out, args.steps) if args.recipe else GRPOConfig(
         output_dir=str(args.out), max_steps=args.steps,
         per_device_train_batch_size=args.generations, num_generations=args.generations,
         max_completion_length=args.max_completion, learning_rate=2e-6, beta=0.04,
@@ -118,6 +129,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
         train_dataset=spec.train_dataset,
         environment_factory=spec.environment_factory,
         reward_funcs=spec.reward_funcs,
+        peft_config=lora_config() if args.recipe else None,
     )
     prompt_tokens: list[int] = []
     generate = trainer._generate_single_turn
@@ -155,8 +167,9 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "command": " ".join(["python", *sys.argv]),
         "model": str(args.model),
-        "generations": args.generations,
-        "max_completion_tokens": args.max_completion,
+        "recipe": args.recipe,
+        "generations": generations,
+        "max_completion_tokens": config.max_completion_length,
         "prompt_tokens_mean": statistics.fmean(prompt_tokens) if prompt_tokens else 0.0,
         "prompt_tokens_max": max(prompt_tokens, default=0),
         "train_wall_s": round(total, 1),
@@ -172,6 +185,7 @@ def main() -> None:
     parser.add_argument("--max-completion", type=int, default=MAX_NEW_TOKENS)
     parser.add_argument("--out", type=Path, default=Path("runs/profile"))
     parser.add_argument("--json", type=Path, help="write the report here")
+    parser.add_argument("--recipe", action="store_true", help="grpo_recipe.py's setup")
     args = parser.parse_args()
     if args.steps < 1 or args.generations < 2:
         parser.error("--steps is at least 1 and --generations at least 2")

@@ -2,6 +2,7 @@
 submit_answer call, from the reference agent's episodes on fresh-key train tasks.
 
     python scripts/sft_warmstart.py --out runs/demo [--tasks 24] [--epochs 2]
+        [--rendering brief]
 
 The reference agent (orchestrator/agents/scripted.py) copies the analyst kit into the
 sandbox, runs it and submits what it printed. A 135M model cannot write the kit (tens
@@ -10,6 +11,11 @@ as GRPO will show it, and the reference's own submission (numbers to 4 significa
 digits) as one submit_answer call. Tasks come from a LocalSource under a key made for
 this run (never eval-v1); the episodes run in real sandboxes, and every reference
 submission is scored, so the target's quality is on record.
+
+With `--rendering brief` the task is shown as its brief (orchestrator/integrations/
+brief.py) with submit_answer as the one tool, as the GRPO recipe trains it; the target
+is the same reference submission, computed from the staged files in this process (the
+brief policy runs no tools, so there is no episode to condense).
 
 Writes OUT/sft/ (model and tokenizer), OUT/sft_transcripts.jsonl (one line per
 episode) and OUT/sft_log.jsonl (the loss per step).
@@ -27,11 +33,14 @@ from typing import Any
 
 from smollm2_demo import load_model, load_tokenizer, prompt_ids, tools_of
 
+from causal_gym.reference.answer import files_answer
 from causal_gym.task_id import EVAL_V1_FAMILIES  # the demos train on the seed's three
-from orchestrator.agents.episode import SYSTEM_PROMPT, initial_messages, run_episode
+from orchestrator.agents.episode import initial_messages, run_episode
 from orchestrator.agents.scripted import ReferencePolicy
+from orchestrator.integrations.brief import task_brief
+from orchestrator.integrations.session import SessionSettings
 from orchestrator.integrations.sources import LocalSource
-from orchestrator.integrations.trl import CausalGymEnvironment, CausalGymTRL
+from orchestrator.integrations.trl import CausalGymTRL
 from orchestrator.sandbox import make_sandbox
 
 
@@ -44,13 +53,16 @@ def rounded(value: Any) -> Any:
     return value
 
 
-def reference_transcripts(tasks: int) -> list[dict[str, Any]]:
+def reference_transcripts(tasks: int, rendering: str) -> list[dict[str, Any]]:
     """The reference agent's episodes on `tasks` fresh train tasks."""
     source = LocalSource(EVAL_V1_FAMILIES)
     kept = []
     try:
         for i in range(tasks):
             task = source.next_task()
+            if rendering == "brief":
+                kept.append(brief_row(source, task))
+                continue
             box = make_sandbox("local")
             try:
                 box.open(dict(task.files))
@@ -77,12 +89,27 @@ def reference_transcripts(tasks: int) -> list[dict[str, Any]]:
     return kept
 
 
-def encode(tok: Any, env: CausalGymEnvironment, row: dict[str, Any]) -> tuple[list[int], int]:
+def brief_row(source: LocalSource, task: Any) -> dict[str, Any]:
+    """The reference's submission for a task shown as its brief, scored."""
+    answer = {k: rounded(v) for k, v in files_answer(dict(task.files)).items()}
+    score = source.score(task.handle, answer)
+    return {
+        "family": task.family.value,
+        "user": task_brief(task),
+        "answer": answer,
+        "valid": score.valid,
+        "reward": score.reward,
+        "clipped_reward": score.clipped_reward,
+    }
+
+
+def encode(tok: Any, spec: CausalGymTRL, row: dict[str, Any]) -> tuple[list[int], int]:
     """Token ids of prompt + the reference's call, and where the call starts."""
-    prompt = prompt_ids(tok, env, row["user"])
+    env = spec.environment_factory()  # only for its tools' signatures
+    prompt = prompt_ids(tok, spec, env, row["user"])
     call = {"type": "function", "function": {"name": "submit_answer", "arguments": row["answer"]}}
     messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": spec.system_prompt},
         {"role": "user", "content": row["user"]},
         {"role": "assistant", "content": "", "tool_calls": [call]},
     ]
@@ -130,6 +157,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=24)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--rendering", choices=("readme", "brief"), default="readme")
     args = parser.parse_args()
     if args.tasks < 1 or args.epochs < 1 or args.lr <= 0:
         parser.error("--tasks and --epochs are at least 1, --lr above 0")
@@ -138,15 +166,15 @@ def main() -> None:
 
     torch.manual_seed(0)
     print(f"reference episodes on {args.tasks} fresh-key train tasks", flush=True)
-    rows = reference_transcripts(args.tasks)
+    rows = reference_transcripts(args.tasks, args.rendering)
     with (args.out / "sft_transcripts.jsonl").open("w") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in rows)
     rewards = [r["clipped_reward"] for r in rows]
     print(f"  {len(rows)} kept, mean clipped reward {statistics.fmean(rewards):.3f}", flush=True)
     tok = load_tokenizer()
-    spec = CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=1)
-    env = spec.environment_factory()  # only for its tools' signatures
-    examples = [encode(tok, env, r) for r in rows]
+    settings = SessionSettings(rendering=args.rendering)
+    spec = CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=1, settings=settings)
+    examples = [encode(tok, spec, r) for r in rows]
     spec.close()
     model = load_model()
     print(f"SFT: {len(examples)} examples x {args.epochs} epochs, lr {args.lr}", flush=True)

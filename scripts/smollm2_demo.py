@@ -17,6 +17,7 @@ generate (batched), so a 60-task evaluation takes 12 minutes instead of 40.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -30,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from causal_gym.task_id import EVAL_V1_FAMILIES  # the demos train on the seed's three
-from orchestrator.agents.episode import SYSTEM_PROMPT
+from orchestrator.integrations.session import SessionSettings
 from orchestrator.integrations.sources import LocalSource
 from orchestrator.integrations.text_tools import parse_tool_calls
 from orchestrator.integrations.trl import (
-    CausalGymEnvironment,
+    CausalGymBriefEnvironment,
     CausalGymTRL,
     chatml_tool_template,
 )
@@ -83,15 +84,25 @@ def load_model(path: Path | None = None) -> Any:
     return plain
 
 
-def tools_of(env: CausalGymEnvironment) -> list[Any]:
-    """The environment's tools, as TRL hands them to the chat template."""
-    return [env.bash, env.python, env.submit_answer]
+def tools_of(env: CausalGymBriefEnvironment) -> list[Any]:
+    """The environment's tools as TRL finds and orders them: its public methods but
+    reset and get_reward, by name."""
+    names = sorted(
+        n for n, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+        if n not in ("reset", "get_reward") and not n.startswith("_")
+    )  # fmt: skip
+    return [getattr(env, n) for n in names]
 
 
-def prompt_ids(tok: Any, env: CausalGymEnvironment, user: str) -> list[int]:
+def prompt_ids(
+    tok: Any, spec: CausalGymTRL, env: CausalGymBriefEnvironment, user: str
+) -> list[int]:
     """The prompt GRPO renders for a task: the spec's system turn, the task as the user
     turn, the tools listed, the generation prompt."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    messages = [
+        {"role": "system", "content": spec.system_prompt},
+        {"role": "user", "content": user},
+    ]
     ids = tok.apply_chat_template(
         messages, tools=tools_of(env), add_generation_prompt=True, tokenize=True
     )
@@ -108,6 +119,20 @@ class Evaluation:
     rewards: tuple[float, ...]
     families: tuple[str, ...]
     seconds: float
+    #: Per task: its data.csv's SHA-256 (the same for every model: the pairing), the
+    #: user turn and the model's reply.
+    digests: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
+    completions: tuple[str, ...] = ()
+
+    def per_task(self) -> list[dict[str, Any]]:
+        """One row per task, in the sample's order."""
+        return [
+            {"task_digest": d, "family": f, "valid": v, "clipped_reward": r}
+            for d, f, v, r in zip(
+                self.digests, self.families, self.valid, self.rewards, strict=True
+            )
+        ]
 
     def summary(self) -> dict[str, Any]:
         n = len(self.rewards)
@@ -125,7 +150,7 @@ class Evaluation:
         }
 
 
-def answer_once(env: CausalGymEnvironment, completion: str) -> None:
+def answer_once(env: CausalGymBriefEnvironment, completion: str) -> None:
     """Run the completion's tool calls as TRL does: by name, with the parsed arguments
     as keyword arguments (a call that does not fit the signature is an error)."""
     tools = {t.__name__: t for t in tools_of(env)}
@@ -177,16 +202,23 @@ def export_gguf(model: Any, tok: Any, folder: Path) -> Path:
     return out
 
 
-def held_out_sample(models: int) -> CausalGymTRL:
+def held_out_sample(models: int, rendering: str = "readme") -> CausalGymTRL:
     """The held-out sample: fresh tasks under a key made here (no training task is among
     them, and eval-v1 stays for evaluation proper), each handed out as a group of
     `models` handles, so every evaluated model answers the same tasks, each answer
     scored once."""
-    return CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=models)
+    settings = SessionSettings(rendering=rendering)  # type: ignore[arg-type]
+    return CausalGymTRL(LocalSource(EVAL_V1_FAMILIES), num_generations=models, settings=settings)
 
 
 def evaluate(
-    gguf: Path, tok: Any, sample: CausalGymTRL, tasks: int, label: str, log_every: int = 10
+    gguf: Path,
+    tok: Any,
+    sample: CausalGymTRL,
+    tasks: int,
+    label: str,
+    log_every: int = 10,
+    max_tokens: int = MAX_NEW_TOKENS,
 ) -> Evaluation:
     """The model's first reply to each of the sample's first `tasks` tasks, decoded
     greedily by llama.cpp from the exact token ids GRPO trains on; its submit_answer
@@ -197,12 +229,17 @@ def evaluate(
     first = len(sample.log)
     llm = Llama(model_path=str(gguf), n_ctx=4096, n_threads=2, seed=0, verbose=False)
     start = time.monotonic()
+    prompts, completions = [], []
     try:
         for slot in range(tasks):
-            ids = prompt_ids(tok, env, env.reset(task_slot=slot))
-            out = llm.create_completion(prompt=ids, max_tokens=MAX_NEW_TOKENS, temperature=0.0)
-            answer_once(env, str(out["choices"][0]["text"]))
+            user = env.reset(task_slot=slot)
+            ids = prompt_ids(tok, sample, env, user)
+            out = llm.create_completion(prompt=ids, max_tokens=max_tokens, temperature=0.0)
+            text = str(out["choices"][0]["text"])
+            answer_once(env, text)
             env.get_reward()
+            prompts.append(user)
+            completions.append(text)
             mine = sample.log[first:]
             if log_every and len(mine) % log_every == 0:
                 valid, took = sum(r["valid"] for r in mine), time.monotonic() - start
@@ -216,4 +253,7 @@ def evaluate(
         rewards=tuple(float(r["clipped_reward"]) for r in log),
         families=tuple(str(r["family"]) for r in log),
         seconds=time.monotonic() - start,
+        digests=tuple(str(r["task_digest"]) for r in log),
+        prompts=tuple(prompts),
+        completions=tuple(completions),
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD
 from causal_gym.scoring.validate import Accepted
@@ -25,6 +25,7 @@ from orchestrator.agents.budgets import TOOL_OUTPUT_CHARS
 from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
 from orchestrator.errors import IntegrationError
+from orchestrator.integrations.brief import BRIEF_SYSTEM_PROMPT, task_brief
 from orchestrator.integrations.sources import TaskSource
 from orchestrator.integrations.text_tools import parse_tool_calls
 from orchestrator.sandbox import make_sandbox
@@ -41,6 +42,10 @@ class SessionSettings:
     image: str | None = None
     tool_timeout_s: float = 120.0
     tool_output_chars: int = TOOL_OUTPUT_CHARS
+    #: "readme": the task prompt and the whole README, as the project's agents see it;
+    #: "brief": the question, the columns and a summary of data.csv in a few hundred
+    #: tokens (integrations/brief.py), for models too small to run an analysis.
+    rendering: Literal["readme", "brief"] = "readme"
 
 
 class TaskSession:
@@ -74,8 +79,13 @@ class TaskSession:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The system and user messages the project's own agents start from."""
-        return initial_messages(self._task())
+        """The system and user messages: the project's agents' own, or with the brief
+        as the user turn."""
+        messages = initial_messages(self._task())
+        if self.settings.rendering == "brief":
+            messages[0] = {"role": "system", "content": BRIEF_SYSTEM_PROMPT}
+            messages[1] = {"role": "user", "content": task_brief(self._task())}
+        return messages
 
     @property
     def tools(self) -> list[dict[str, Any]]:

@@ -17,7 +17,9 @@ same task: each row carries a `task_slot`, and the G resets of a slot share one 
 pulled as a group (a stream hands it out under G single-use handles, one per
 rollout). The tools are the project's own, in a sandbox per rollout: `bash`,
 `python` and `submit_answer`, whose typed arguments cover the seed families' answers
-(ate, adjustment, null_detect). `get_reward` is the scorer's clipped reward (what a
+(ate, adjustment, null_detect). With `SessionSettings(rendering="brief")` the user
+turn is the task's brief instead (integrations/brief.py: a few hundred tokens for a
+small model) and submit_answer is the one tool. `get_reward` is the scorer's clipped reward (what a
 policy gradient should see; -1 without a valid submission); the raw reward and its
 components go to `spec.log`, one dict per rollout.
 
@@ -27,12 +29,14 @@ only where it uses them (datasets for the dataset, trl for the chat template).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
 from causal_gym.contracts.families import contracts
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.errors import IntegrationError
+from orchestrator.integrations.brief import BRIEF_FAMILIES, BRIEF_SYSTEM_PROMPT
 from orchestrator.integrations.groups import GroupBoard
 from orchestrator.integrations.session import SessionSettings, TaskSession
 from orchestrator.integrations.sources import TaskSource
@@ -53,8 +57,9 @@ def trl_families() -> tuple[str, ...]:
 TRL_FAMILIES = trl_families()
 
 
-class CausalGymEnvironment:
-    """One rollout's environment. Its public methods are the model's tools."""
+class RolloutEnvironment:
+    """What every rollout's environment has besides its tools (TRL takes a subclass's
+    public methods, but reset and get_reward, for the model's tools)."""
 
     def __init__(
         self, board: GroupBoard, settings: SessionSettings, log: list[dict[str, Any]]
@@ -71,6 +76,79 @@ class CausalGymEnvironment:
         self._session.start(task, handle)
         self._scored = False
         return self._session.messages[1]["content"]
+
+    @property
+    def task_digest(self) -> str | None:
+        """The SHA-256 of the task's staged data.csv: names the task without its id
+        (secret on a secret-key stream), so a held-out sample can be checked against
+        the training tasks."""
+        task = self._session.task
+        return hashlib.sha256(task.files["data.csv"]).hexdigest() if task else None
+
+    def get_reward(self) -> float:
+        """The scorer's clipped reward for this rollout (-1 without a valid answer)."""
+        session = self._session
+        if not self._scored:
+            score = session.score
+            self._log.append(
+                {
+                    "family": session.task.family.value if session.task else None,
+                    "task_digest": self.task_digest,
+                    "valid": score is not None and score.valid,
+                    "reward": session.raw_reward,
+                    "clipped_reward": session.reward,
+                    "invalid_attempts": session.invalid_attempts,
+                    "tool_calls": session.tool_calls,
+                    **(score.model_dump(exclude={"errors"}) if score is not None else {}),
+                }
+            )
+            self._scored = True
+            session.close()  # the rollout is over: its sandbox goes
+        return session.reward
+
+    def _close(self) -> None:
+        self._session.close()
+
+    def _submit(self, **fields: Any) -> str:
+        """submit_answer's call with the arguments the model gave (None: left out)."""
+        answer = {k: v for k, v in fields.items() if v is not None}
+        return self._session.call("submit_answer", answer)
+
+
+class CausalGymBriefEnvironment(RolloutEnvironment):
+    """One rollout's environment in the brief rendering (integrations/brief.py): the
+    user turn is the task's brief; the one tool is submit_answer, its arguments those of
+    the brief's families, its description short (it is part of every prompt)."""
+
+    def submit_answer(
+        self,
+        estimate: float,
+        ci_lower: float,
+        ci_upper: float,
+        adjustment_set: list[str] | None = None,
+        effect_probability: float | None = None,
+    ) -> str:
+        """Submit the answer (once).
+
+        Args:
+            estimate: The ATE estimate.
+            ci_lower: Its 90% interval's lower end.
+            ci_upper: Its 90% interval's upper end.
+            adjustment_set: Columns adjusted for (adjustment only).
+            effect_probability: Probability the ATE is not zero (null_detect only).
+
+        Returns:
+            Whether it was accepted.
+        """
+        return self._submit(
+            estimate=estimate, ci_lower=ci_lower, ci_upper=ci_upper,
+            adjustment_set=adjustment_set, effect_probability=effect_probability,
+        )  # fmt: skip
+
+
+class CausalGymEnvironment(RolloutEnvironment):
+    """One rollout's environment in the full rendering: the user turn is the task's
+    prompt and README; the tools are bash, python and submit_answer."""
 
     def bash(self, command: str) -> str:
         """Run a shell command in /workspace, which holds data.csv and README.md.
@@ -116,37 +194,11 @@ class CausalGymEnvironment:
         Returns:
             Whether the submission was accepted, or what to fix.
         """
-        answer: dict[str, Any] = {"estimate": estimate, "ci_lower": ci_lower, "ci_upper": ci_upper}
-        if adjustment_set is not None:
-            answer["adjustment_set"] = adjustment_set
-        if effect_probability is not None:
-            answer["effect_probability"] = effect_probability
-        if estimand is not None:
-            answer["estimand"] = estimand
-        return self._session.call("submit_answer", answer)
-
-    def get_reward(self) -> float:
-        """The scorer's clipped reward for this rollout (-1 without a valid answer)."""
-        session = self._session
-        if not self._scored:
-            score = session.score
-            self._log.append(
-                {
-                    "family": session.task.family.value if session.task else None,
-                    "valid": score is not None and score.valid,
-                    "reward": session.raw_reward,
-                    "clipped_reward": session.reward,
-                    "invalid_attempts": session.invalid_attempts,
-                    "tool_calls": session.tool_calls,
-                    **(score.model_dump(exclude={"errors"}) if score is not None else {}),
-                }
-            )
-            self._scored = True
-            session.close()  # the rollout is over: its sandbox goes
-        return session.reward
-
-    def _close(self) -> None:
-        self._session.close()
+        return self._submit(
+            estimate=estimate, ci_lower=ci_lower, ci_upper=ci_upper,
+            adjustment_set=adjustment_set, effect_probability=effect_probability,
+            estimand=estimand,
+        )  # fmt: skip
 
 
 class CausalGymTRL:
@@ -163,8 +215,13 @@ class CausalGymTRL:
         if num_generations < 1 or prompts_per_step < 1:
             raise IntegrationError("num_generations and prompts_per_step are at least 1")
         self.source = source
-        self.board = GroupBoard(source, num_generations, TRL_FAMILIES)
         self.settings = settings or SessionSettings()
+        brief = self.settings.rendering == "brief"
+        self.board = GroupBoard(source, num_generations, BRIEF_FAMILIES if brief else TRL_FAMILIES)
+        self._environment: type[RolloutEnvironment] = (
+            CausalGymBriefEnvironment if brief else CausalGymEnvironment
+        )
+        self.system_prompt = BRIEF_SYSTEM_PROMPT if brief else SYSTEM_PROMPT
         self.log: list[dict[str, Any]] = []
         self.rows = rows or prompts_per_step
         if self.rows % prompts_per_step:
@@ -172,7 +229,7 @@ class CausalGymTRL:
                 f"rows ({self.rows}) must be a multiple of prompts_per_step ({prompts_per_step}): "
                 "a slot must not come up twice in one generation batch"
             )
-        self.environments: list[CausalGymEnvironment] = []
+        self.environments: list[RolloutEnvironment] = []
 
     @property
     def train_dataset(self) -> Any:
@@ -180,18 +237,21 @@ class CausalGymTRL:
         fills with the task), one `task_slot` each."""
         from datasets import Dataset
 
-        prompt = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": ""}]
+        prompt = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": ""},
+        ]
         return Dataset.from_dict(
             {"prompt": [prompt] * self.rows, "task_slot": list(range(self.rows))}
         )
 
     @property
-    def environment_factory(self) -> Callable[[], CausalGymEnvironment]:
-        """What makes one environment per rollout, each claiming from this spec's board
-        and logging to `log`."""
+    def environment_factory(self) -> Callable[[], RolloutEnvironment]:
+        """What makes one environment per rollout (CausalGymEnvironment, or the brief
+        one), each claiming from this spec's board and logging to `log`."""
 
-        def make() -> CausalGymEnvironment:
-            environment = CausalGymEnvironment(self.board, self.settings, self.log)
+        def make() -> RolloutEnvironment:
+            environment = self._environment(self.board, self.settings, self.log)
             self.environments.append(environment)
             return environment
 
