@@ -10,7 +10,7 @@ A page marks a generated table with two comments around it:
 
 and this script rewrites what stands between them from the table's source (the audit
 reports in causal_gym/, drawn by each audit suite's tables; docs/baselines/*/baselines.json,
-docs/demo/demo.json, docs/audits/*.json, and docs/benchmarks/*.json, which each
+docs/demo/grpo_run.json, docs/audits/*.json, and docs/benchmarks/*.json, which each
 scripts/bench_*.py writes with `--json` through scripts/bench_results.py). So a number
 in a table is never typed by hand, and tests/test_docs.py fails when a page's table
 differs from its source. A benchmark file holds raw numbers; its table function here
@@ -93,13 +93,14 @@ def eval_v1_reference() -> list[str]:
     return rows
 
 
-# --- the SmolLM2 demo (docs/demo/demo.json) ---------------------------------------
+# --- the SmolLM2 GRPO demo (docs/demo/grpo_run.json) ----------------------------
 def demo() -> list[str]:
     rows = [
         "| model | tasks | valid share | mean clipped reward |",
         "| --- | ---: | ---: | ---: |",
     ]
-    for e in _json("docs/demo/demo.json")["evaluations"]:
+    report = _json("docs/demo/grpo_run.json")
+    for e in report["evaluations"]:
         if e["valid_share"] == 0.0:  # no SE from zero successes: the exact bound
             bound = 1.0 - 0.025 ** (1.0 / e["tasks"])  # the two-sided 95% interval
             valid = f"0.000 (0 of {e['tasks']}; 95% upper bound {bound:.2f})"
@@ -109,6 +110,18 @@ def demo() -> list[str]:
         if e["mean_clipped_reward_se"]:
             reward += f" ± {e['mean_clipped_reward_se']:.3f}"
         rows.append(f"| {e['model']} | {e['tasks']} | {valid} | {reward} |")
+    p = report["paired_grpo_minus_sft"]
+    rows.append(
+        f"| GRPO - SFT, paired | {p['tasks']} | {p['valid_share_change']:+.3f} | "
+        f"**{p['mean']:+.3f} ± {p['se']:.3f}** |"
+    )
+    return rows
+
+
+def demo_families() -> list[str]:
+    rows = ["| family | tasks | GRPO - SFT, paired |", "| --- | ---: | ---: |"]
+    for family, f in _json("docs/demo/grpo_run.json")["paired_grpo_minus_sft"]["families"].items():
+        rows.append(f"| {family} | {f['tasks']} | {f['mean']:+.3f} ± {f['se']:.3f} |")
     return rows
 
 
@@ -413,6 +426,7 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     "baselines-eval-real-v1": baselines("eval-real-v1"),
     **audit_tables(),
     "demo": demo,
+    "demo-families": demo_families,
     "eval-v1-reference": eval_v1_reference,
     "bench-generate": bench_generate,
     "bench-generate-real": bench_generate_real,

@@ -68,13 +68,17 @@ def plot(report: dict[str, Any], path: Path) -> None:
         axis.set_xlabel("GRPO step")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8, loc="lower right")
+    axes[0].set_ylim(-1.05, 1.05)
     axes[1].set_ylim(-0.05, 1.05)
     axes[2].plot(steps, src["kl"], "-", lw=1.5)
     axes[2].set_title("KL to the SFT start (per token)", fontsize=10)
     axes[2].set_xlabel("GRPO step")
     axes[2].grid(alpha=0.3)
     held = src["held_out"]
-    names = ["base", "SFT", "SFT + GRPO"][: len(held)]
+    names = [
+        f"{name}\nvalid {e['valid_share']:.2f}"
+        for name, e in zip(("base", "SFT", "SFT + GRPO"), held, strict=False)
+    ]
     means = [e["mean_clipped_reward"] for e in held]
     errors = [2 * e["mean_clipped_reward_se"] for e in held]
     bars = axes[3].bar(names, means, yerr=errors, capsize=5, color=["#999", "#6a9fd4", "#d46a6a"])

@@ -115,7 +115,8 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     spec = CausalGymTRL(
         LocalSource(EVAL_V1_FAMILIES), num_generations=generations, settings=settings
     )
-    config = grpo_config(args.out, args.steps) if args.recipe else GRPOConfig(
+    recipe = grpo_config(args.out, args.steps, temperature=args.temperature)
+    config = recipe if args.recipe else GRPOConfig(
         output_dir=str(args.out), max_steps=args.steps,
         per_device_train_batch_size=args.generations, num_generations=args.generations,
         max_completion_length=args.max_completion, learning_rate=2e-6, beta=0.04,
@@ -168,6 +169,7 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
         "command": " ".join(["python", *sys.argv]),
         "model": str(args.model),
         "recipe": args.recipe,
+        "temperature": config.temperature,
         "generations": generations,
         "max_completion_tokens": config.max_completion_length,
         "prompt_tokens_mean": statistics.fmean(prompt_tokens) if prompt_tokens else 0.0,
@@ -186,6 +188,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/profile"))
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--recipe", action="store_true", help="grpo_recipe.py's setup")
+    parser.add_argument("--temperature", type=float, default=RECIPE.temperature)
     args = parser.parse_args()
     if args.steps < 1 or args.generations < 2:
         parser.error("--steps is at least 1 and --generations at least 2")
