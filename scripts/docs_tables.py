@@ -125,6 +125,48 @@ def demo_families() -> list[str]:
     return rows
 
 
+def demo_temperature() -> list[str]:
+    report = _json("docs/demo/grpo_temperature.json")
+    rows = [
+        "| temperature | tasks x rollouts | within-group SD of reward | groups with any spread "
+        "| valid share | mean clipped reward |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in report["rows"]:
+        t = "greedy" if r["temperature"] == 0 else f"{r['temperature']:g}"
+        if r["temperature"] == report["chosen_temperature"]:
+            t = f"**{t}** (chosen)"
+        rows.append(
+            f"| {t} | {r['tasks']} x {r['rollouts_per_task']} | {r['mean_within_group_sd']:.3f} "
+            f"| {r['groups_with_spread']:.2f} | {r['valid_share']:.2f} "
+            f"| {r['mean_clipped_reward']:.3f} |"
+        )
+    return rows
+
+
+def demo_profile() -> list[str]:
+    """Mean wall seconds a step per phase: the first demo's setup against the recipe's."""
+    before = _json("docs/demo/grpo_step_profile_base.json")
+    after = _json("docs/demo/grpo_step_profile_recipe.json")
+
+    def phase(report: dict, name: str) -> float:
+        return sum(s[name]["wall_s"] for s in report["steps"]) / len(report["steps"])
+
+    def setup(r: dict) -> str:
+        return (f"{r['generations']} rollouts, {r['max_completion_tokens']} new tokens at most, "
+                f"prompt {r['prompt_tokens_mean']:,.0f} tokens")  # fmt: skip
+
+    rows = [
+        f"| phase (wall s a step) | before: {setup(before)} | after: {setup(after)} |",
+        "| --- | ---: | ---: |",
+    ]
+    for name in before["steps"][0]:
+        rows.append(f"| {name} | {phase(before, name):.2f} | {phase(after, name):.2f} |")
+    total = [sum(phase(r, n) for n in r["steps"][0]) for r in (before, after)]
+    rows.append(f"| **step** | **{total[0]:.1f}** | **{total[1]:.1f}** |")
+    return rows
+
+
 # --- the benchmarks (docs/benchmarks/*.json, written by scripts/bench_*.py --json) ----
 def _bench(file: str, benchmark: str) -> BenchResult:
     return read_result(ROOT / "docs" / "benchmarks" / f"{file}.json", benchmark)
@@ -427,6 +469,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     **audit_tables(),
     "demo": demo,
     "demo-families": demo_families,
+    "demo-temperature": demo_temperature,
+    "demo-profile": demo_profile,
     "eval-v1-reference": eval_v1_reference,
     "bench-generate": bench_generate,
     "bench-generate-real": bench_generate_real,

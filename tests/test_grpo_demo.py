@@ -44,10 +44,8 @@ def test_every_reported_number_comes_from_the_per_task_rows(report: dict[str, An
         assert e["valid_share"] == pytest.approx(sum(t["valid"] for t in e["per_task"]) / n)
         assert e["mean_clipped_reward"] == pytest.approx(statistics.fmean(rewards))
         assert e["mean_clipped_reward_se"] == pytest.approx(statistics.stdev(rewards) / n**0.5)
-        assert all(r == -1.0 for r, t in zip(rewards, e["per_task"]) if not t["valid"])
-    sft, grpo = (
-        {t["task_digest"]: t for t in e["per_task"]} for e in report["evaluations"][1:]
-    )
+        assert all(r == -1.0 for r, t in zip(rewards, e["per_task"], strict=True) if not t["valid"])
+    sft, grpo = ({t["task_digest"]: t for t in e["per_task"]} for e in report["evaluations"][1:])
     paired = report["paired_grpo_minus_sft"]
     diffs = [grpo[d]["clipped_reward"] - sft[d]["clipped_reward"] for d in sft]
     assert paired["mean"] == pytest.approx(statistics.fmean(diffs))
@@ -55,7 +53,8 @@ def test_every_reported_number_comes_from_the_per_task_rows(report: dict[str, An
     for family, stats in paired["families"].items():
         mine = [grpo[d]["clipped_reward"] - sft[d]["clipped_reward"]
                 for d in sft if sft[d]["family"] == family]  # fmt: skip
-        assert stats["tasks"] == len(mine) and stats["mean"] == pytest.approx(statistics.fmean(mine))
+        assert stats["tasks"] == len(mine)
+        assert stats["mean"] == pytest.approx(statistics.fmean(mine))
     assert sum(s["tasks"] for s in paired["families"].values()) == len(diffs)
 
 
