@@ -171,7 +171,12 @@ def main() -> None:
     tok = load_tokenizer(sft)
     report: dict[str, Any] = {
         "command": " ".join(["python", *sys.argv]),
-        "recipe": {**RECIPE.__dict__, "lora_targets": list(RECIPE.lora_targets)},
+        # the recipe as run: its temperature is the one given (grpo_temperature.py's choice)
+        "recipe": {
+            **RECIPE.__dict__,
+            "temperature": args.temperature,
+            "lora_targets": list(RECIPE.lora_targets),
+        },
         "temperature": args.temperature,
         "source": "local" if args.local else "stream",
         "evaluations": [],

@@ -115,14 +115,16 @@ def profile(args: argparse.Namespace) -> dict[str, Any]:
     spec = CausalGymTRL(
         LocalSource(EVAL_V1_FAMILIES), num_generations=generations, settings=settings
     )
-    recipe = grpo_config(args.out, args.steps, temperature=args.temperature)
-    config = recipe if args.recipe else GRPOConfig(
-        output_dir=str(args.out), max_steps=args.steps,
-        per_device_train_batch_size=args.generations, num_generations=args.generations,
-        max_completion_length=args.max_completion, learning_rate=2e-6, beta=0.04,
-        temperature=1.0, max_tool_calling_iterations=1, use_cpu=True, report_to=[],
-        logging_steps=1, save_strategy="no", seed=0,
-    )  # fmt: skip
+    if args.recipe:
+        config = grpo_config(args.out, args.steps, temperature=args.temperature)
+    else:  # the first demo's setup: the "before" profile
+        config = GRPOConfig(
+            output_dir=str(args.out), max_steps=args.steps,
+            per_device_train_batch_size=args.generations, num_generations=args.generations,
+            max_completion_length=args.max_completion, learning_rate=2e-6, beta=0.04,
+            temperature=args.temperature, max_tool_calling_iterations=1, use_cpu=True,
+            report_to=[], logging_steps=1, save_strategy="no", seed=0,
+        )  # fmt: skip
     trainer = GRPOTrainer(
         model=load_model(args.model),
         processing_class=tok,
