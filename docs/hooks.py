@@ -20,6 +20,7 @@ SERVED = (
     "docs/baselines/*/logs/*.eval",
     "docs/benchmarks/*",
     "docs/demo/*",
+    "docs/demo/attempts/*",
     "docs/real/*",
     "docs/images/*",
     "docs/stream-openapi-v1.json",
