@@ -5,6 +5,7 @@
 #   bash scripts/bootstrap.sh --test   runtime + test tools and engines (bubblewrap, docker.io,
 #                                      debootstrap and chromium from apt) + the local model server
 #                                      + the Kubernetes policy checker (checkov, in .venv-policy)
+#                                      + the OpenEnv and Harbor virtualenvs (setup_protocols.sh)
 #   bash scripts/bootstrap.sh --local-model
 #                                      runtime + the local model server (llama.cpp built from
 #                                      source, about 10-25 min the first time; SmolLM2-135M weights)
@@ -66,4 +67,7 @@ if [ "$extras" = "[test]" ]; then
   fi
 fi
 [ -z "$local_model" ] || bash scripts/install_local_model.sh
+# The protocol libraries whose pins cannot share .venv (OpenEnv, Harbor), each in a
+# virtualenv of its own, for tests/test_openenv.py and tests/test_harbor.py.
+[ "$extras" != "[test]" ] || bash scripts/setup_protocols.sh
 echo "bootstrap.sh: ready (.venv)"

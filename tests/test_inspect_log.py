@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -46,10 +47,24 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     bad = run(folders["failing"], "trial-only", key=SECRET)
     assert bad.returncode == 0, bad.stderr
     for proc, folder in ((ref, folders["reference"]), (bad, folders["failing"])):
-        # One whole line, whatever the path's length: the command is there to be copied
-        # (rich wrapped it at a space once the temporary path grew a digit).
-        command = f"view it with: inspect view start --log-dir {folder}"
-        assert any(line.endswith(command) for line in proc.stderr.splitlines()), proc.stderr
+        # stderr is not a terminal here: every path is a whole line of its own, and the
+        # viewer's command is one that runs from here (inspect is in .venv/bin, not on PATH)
+        lines = proc.stderr.splitlines()
+        at = lines.index("wrote the inspect log:")
+        log, hint, command = lines[at + 1 : at + 4]
+        assert log == str(the_log(folder)) and hint == "view it with:", lines[at:]
+        program, *args = shlex.split(command)
+        assert Path(program).resolve() == (BIN / "inspect").resolve(), command
+        assert args == ["view", "start", "--log-dir", str(folder)], command
+        assert lines[lines.index("wrote summary.json, report.md and plots in:") + 1] == str(folder)
+        start = next(i for i, line in enumerate(lines) if line.endswith("output in:"))
+        assert lines[start + 1] == str(folder), lines[start : start + 2]
+    # a run without failures says so instead of an empty table; one with failures has it
+    assert (
+        "No failures: every attempt brought back an episode."
+        in (folders["reference"] / "report.md").read_text()
+    )
+    assert "| failure class | attempts |" in (folders["failing"] / "report.md").read_text()
     return folders
 
 

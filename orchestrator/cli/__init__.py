@@ -9,12 +9,16 @@ from orchestrator.cli import (  # noqa: F401  (registration)
     run,
     sandbox,
     stream,
+    stream_openenv,
     stream_serve,
 )
 from orchestrator.cli.common import app
 
 #: Subcommands that never start Ray (a bare invocation runs a split on Ray).
 _WITHOUT_RAY = ("episode", "export", "sandbox", "--help", "-h")
+#: Subcommands that hold a consumer token and never a key (their child gets an
+#: environment without CAUSAL_GYM_KEY).
+_WITHOUT_KEY = (["stream", "openenv"],)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -27,7 +31,7 @@ def _terminate(signum: int, frame: object) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     args = sys.argv[1:]
-    if args and args[0] not in _WITHOUT_RAY:
+    if args and args[0] not in _WITHOUT_RAY and args[:2] not in _WITHOUT_KEY:
         # A run hands work to Ray, which copies this process's environment to every
         # worker: the key leaves it first (a 0600 file, then a re-exec without it).
         from orchestrator.errors import StateFolderError

@@ -35,4 +35,5 @@ def export(
     if not (run_dir / "run.json").is_file():
         fail(f"{run_dir} is not a run folder (it has no run.json)")
     require_inspect_or_fail()
-    typer.echo(write_inspect_log(run_dir, out))
+    for line in write_inspect_log(run_dir, out):
+        typer.echo(line)

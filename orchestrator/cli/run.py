@@ -153,6 +153,7 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     from rich.console import Console
 
     from orchestrator.records.report import baseline_table
+    from orchestrator.run.display import say
 
     if settings.inspect_log:
         require_inspect_or_fail()
@@ -161,9 +162,9 @@ def _run(settings: Any, key_file: Path | None, resume: bool) -> None:
     summary, folder = execute_or_fail(settings, key, resume, console)
     for line in baseline_table([summary]):
         typer.echo(line)
-    console.print(f"wrote {folder}/summary.json, report.md and plots")
+    say(console, "wrote summary.json, report.md and plots in:", folder)
     if settings.inspect_log:
-        console.print(write_inspect_log(folder))
+        say(console, *write_inspect_log(folder))
 
 
 def require_inspect_or_fail() -> None:
@@ -179,14 +180,14 @@ def require_inspect_or_fail() -> None:
 
 def write_inspect_log(
     folder: Path, out: Path | None = None, label: str = "", directory: Path | None = None
-) -> str:
-    """Export a finished run folder's inspect log; the line to print, or exit 2 (not a
+) -> list[str]:
+    """Export a finished run folder's inspect log; the lines to print, or exit 2 (not a
     run folder this head can verify) or 1 (writing failed)."""
     from orchestrator.errors import OrchestratorError, RunFolderError, StateFolderError
-    from orchestrator.export.inspect_log import export_inspect, summary_line
+    from orchestrator.export.inspect_log import export_inspect, summary_lines
 
     try:
-        return summary_line(export_inspect(folder, out, label, directory))
+        return summary_lines(export_inspect(folder, out, label, directory))
     except (RunFolderError, StateFolderError) as exc:
         fail(str(exc))
     except OrchestratorError as exc:
@@ -239,12 +240,14 @@ def baselines(
             check_agent_loads(run.agent, (key.raw.hex(),))
     except AgentSpecError as exc:
         fail(str(exc))
+    from orchestrator.run.display import say
+
     console = Console(stderr=True, soft_wrap=True)  # paths and commands stay whole lines
     private_folder(folder)
     summaries = []
     for entry, run in zip(settings.agents, runs, strict=True):
         again = resume and (Path(run.out) / "run.json").exists()
-        console.print(f"baselines: {run.model_label or run.agent} -> {run.out}")
+        say(console, f"baselines: {run.model_label or run.agent}, output in:", run.out)
         server = entry.local_server()
         try:
             if server is not None:
@@ -258,6 +261,6 @@ def baselines(
                 server.stop()
         summaries.append(summary)
         if settings.inspect_logs:  # one log per agent, beside the table
-            console.print(write_inspect_log(run.out, label=entry.folder_name, directory=folder))
+            say(console, *write_inspect_log(run.out, label=entry.folder_name, directory=folder))
     typer.echo(write_outputs(summaries, folder), nl=False)
-    console.print(f"wrote {folder}/baselines.md, baselines.json and baselines.png")
+    say(console, "wrote baselines.md, baselines.json and baselines.png in:", folder)

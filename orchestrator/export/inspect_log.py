@@ -12,6 +12,8 @@ secret. No log holds a truth or the key.
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -195,9 +197,22 @@ def _stats(folder: RunFolder) -> Any:
     )
 
 
-def summary_line(path: Path) -> str:
-    """One line for the CLI: where the log is and how to look at it."""
-    return f"wrote {path}; view it with: inspect view start --log-dir {path.parent}"
+def viewer_command(log_dir: Path) -> str:
+    """The command that opens `log_dir` in inspect's viewer, as it runs from where the
+    user stands: inspect_ai's `inspect` is installed beside this interpreter (the
+    README's set-up puts it in .venv/bin, which is not on PATH)."""
+    inspect = Path(sys.executable).with_name("inspect")
+    try:
+        shown = str(inspect.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(inspect)
+    return f"{shlex.quote(shown)} view start --log-dir {shlex.quote(str(log_dir))}"
+
+
+def summary_lines(path: Path) -> list[str]:
+    """For the CLI: where the log is and the command that opens it, each whole on a
+    line of its own (a path run into prose or wrapped cannot be pasted)."""
+    return ["wrote the inspect log:", str(path), "view it with:", viewer_command(path.parent)]
 
 
 __all__ = [
@@ -206,5 +221,6 @@ __all__ = [
     "export_inspect",
     "log_name",
     "require_inspect",
-    "summary_line",
+    "summary_lines",
+    "viewer_command",
 ]

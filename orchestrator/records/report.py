@@ -104,6 +104,18 @@ def baseline_table(summaries: list[RunSummary]) -> list[str]:
     ]
 
 
+def _failure_table(failures: dict[str, int]) -> list[str]:
+    """The attempts that brought back no episode, by class; a sentence when there were
+    none (an empty table reads as a rendering fault)."""
+    if not failures:
+        return ["No failures: every attempt brought back an episode."]
+    return [
+        "| failure class | attempts |",
+        "| --- | ---: |",
+        *(f"| {name} | {count} |" for name, count in sorted(failures.items())),
+    ]
+
+
 def render_markdown(summary: RunSummary) -> str:
     lines = [
         f"# causal-gym run {summary.run_id}",
@@ -126,9 +138,7 @@ def render_markdown(summary: RunSummary) -> str:
         f"{summary.retried_tasks} tasks were retried "
         f"(retry incidence {summary.retry_incidence:.1%}).",
         "",
-        "| failure class | attempts |",
-        "| --- | ---: |",
-        *(f"| {name} | {count} |" for name, count in sorted(summary.failures_by_class.items())),
+        *_failure_table(summary.failures_by_class),
         "",
         "| final status | tasks |",
         "| --- | ---: |",

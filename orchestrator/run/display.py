@@ -9,6 +9,7 @@ how far it is.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -74,6 +75,14 @@ class LiveView:
                 highlight=False,
                 soft_wrap=True,
             )
+
+
+def say(console: Console, sentence: str, *paths: Path | str) -> None:
+    """A sentence, then each path whole on a line of its own: rich wraps long lines to
+    the console's width (80 where stderr is not a terminal), and a path broken across
+    lines, or run into prose, cannot be pasted. No markup: a path may hold brackets."""
+    for line in (sentence, *map(str, paths)):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _clock(seconds: float) -> str:

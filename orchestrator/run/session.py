@@ -27,7 +27,7 @@ from orchestrator.records.types import Progress
 from orchestrator.run.cluster import connect, disconnect
 from orchestrator.run.config import RunConfig
 from orchestrator.run.dispatcher import Dispatcher, Tally
-from orchestrator.run.display import LiveView
+from orchestrator.run.display import LiveView, say
 from orchestrator.run.head_key import remove_key_file, write_key_file
 from orchestrator.run.leftovers import reap_dead_runs
 
@@ -81,7 +81,7 @@ def execute(
         done, attempts = back.finished(), back.attempts()
         if back.refused:
             set_aside(config.out, back)
-            console.print(f"resume: {back.refusals()}; kept in {config.out / REJECTED_FILE}")
+            say(console, f"resume: {back.refusals()}; kept in:", config.out / REJECTED_FILE)
         if back.broken:  # genuine lines are missing: running their tasks again would re-roll
             raise RunFolderError(
                 f"--resume refused: {back.broken}; refused lines are kept in "
@@ -122,9 +122,11 @@ def execute(
             )
             placed = dispatcher.wait_ready()
             dump_json(Path(config.out) / "placement.json", placed)
-            console.print(
+            say(
+                console,
                 f"run {identity.run_id}: {len(todo)} tasks, {len(placed['workers'])} sandbox "
-                f"actors on {cluster.nodes} node(s), output in {config.out}"
+                f"actors on {cluster.nodes} node(s), output in:",
+                config.out,
             )
             with view:
                 dispatcher.run()

@@ -1,0 +1,143 @@
+"""Drive a causal-gym OpenEnv server with OpenEnv's own client, in the OpenEnv
+virtualenv (the tests' interpreter cannot import openenv: see scripts/setup_protocols.sh).
+
+    .venv-openenv/bin/python tests/support/openenv_client.py SCENARIO WS_URL TOKEN_FILE
+
+Prints one JSON object: what the scenario saw, everything the server sent included
+(`wire`, for the tests' secret scans).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from openenv.core.generic_client import GenericEnvClient
+
+from orchestrator.integrations.openenv_client import CausalGymEnv
+from orchestrator.integrations.openenv_env import CausalGymAction
+
+VALID_ATE = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+
+
+def client(url: str, token: str | None) -> GenericEnvClient:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    return GenericEnvClient(base_url=url, headers=headers, message_timeout_s=120)
+
+
+def episode(url: str, token: str) -> dict[str, Any]:
+    """With the typed client: reset, bash, python, a rejected submission, a valid one,
+    a step after the end."""
+    seen: dict[str, Any] = {"wire": []}
+    calls: list[tuple[str, str, Any]] = [
+        ("bash", "bash", {"command": "ls"}),
+        ("python", "python", '{"code": "print(6*7)"}'),  # JSON text, as a model writes it
+        ("rejected", "submit_answer", "{}"),
+        ("valid", "submit_answer", VALID_ATE),
+        ("after", "bash", {"command": "ls"}),
+    ]
+    with CausalGymEnv(url, token=token, message_timeout_s=120).sync() as env:
+        steps = [("reset", env.reset)] + [
+            (name, lambda tool=tool, arguments=arguments: env.step(
+                CausalGymAction(tool=tool, arguments=arguments)))
+            for name, tool, arguments in calls
+        ]  # fmt: skip
+        for name, call in steps:
+            result = call()
+            seen[name] = {"observation": result.observation.model_dump(mode="json"),
+                          "reward": result.reward, "done": result.done}  # fmt: skip
+            seen["wire"].append(seen[name])
+        seen["state"] = env.state().model_dump(mode="json")
+        seen["wire"].append(seen["state"])
+    return seen
+
+
+def malformed(url: str, token: str) -> dict[str, Any]:
+    """With the generic client: an action no tool accepts, then a good one in the same
+    session (a bad message does not end it)."""
+    seen: dict[str, Any] = {}
+    with client(url, token).sync() as env:
+        env.reset()
+        unknown_tool = {"tool": "rm", "arguments": {}}
+        extra_field = {"tool": "bash", "arguments": {}, "sudo": True}
+        for name, action in (("unknown_tool", unknown_tool), ("extra_field", extra_field)):
+            try:
+                env.step(action)
+                seen[name] = "accepted"
+            except Exception as exc:
+                seen[name] = f"{type(exc).__name__}: {exc}"
+        seen["after"] = env.step({"tool": "bash", "arguments": {"command": "echo ok"}}).observation
+    return seen
+
+
+def refused(url: str, token: str | None) -> dict[str, Any]:
+    """Whether a session opens at all without the token or with another."""
+    try:
+        with client(url, token).sync() as env:
+            result = env.reset()
+            return {"opened": True, "observation": result.observation}
+    except Exception as exc:
+        return {"opened": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+async def crowd(url: str, token: str, sessions: int) -> dict[str, Any]:
+    """`sessions` concurrent sessions, each reset; then one more after the first closed."""
+    clients = [client(url, token) for _ in range(sessions)]
+    outcomes: list[str] = []
+    for c in clients:
+        try:
+            await c.connect()
+            await c.reset()
+            outcomes.append("opened")
+        except Exception as exc:
+            outcomes.append(f"{type(exc).__name__}: {exc}")
+    await clients[0].close()
+    late = client(url, token)
+    try:
+        await late.connect()
+        await late.reset()
+        outcomes.append("opened")
+    except Exception as exc:
+        outcomes.append(f"{type(exc).__name__}: {exc}")
+    for c in [*clients[1:], late]:
+        await c.close()
+    return {"outcomes": outcomes}
+
+
+async def idle(url: str, token: str, seconds: float) -> dict[str, Any]:
+    """Reset, then say nothing for `seconds`, then try a step."""
+    c = client(url, token)
+    await c.connect()
+    await c.reset()
+    print(json.dumps({"reset": True}), flush=True)
+    await asyncio.sleep(seconds)
+    try:
+        result = await c.step({"tool": "bash", "arguments": {"command": "ls"}})
+        after: Any = result.observation
+    except Exception as exc:
+        after = f"{type(exc).__name__}: {exc}"
+    await c.close()
+    return {"after_idle": after}
+
+
+def main() -> None:
+    scenario, url, token_file = sys.argv[1:4]
+    token = Path(token_file).read_text().strip() if token_file != "-" else None
+    if scenario == "episode":
+        out = episode(url, token or "")
+    elif scenario == "malformed":
+        out = malformed(url, token or "")
+    elif scenario == "refused":
+        out = refused(url, token)
+    elif scenario == "crowd":
+        out = asyncio.run(crowd(url, token or "", int(sys.argv[4])))
+    else:
+        out = asyncio.run(idle(url, token or "", float(sys.argv[4])))
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
