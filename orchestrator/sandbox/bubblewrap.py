@@ -47,7 +47,7 @@ from orchestrator.sandbox.bwrap_command import UID_BASE, BwrapCommand
 from orchestrator.sandbox.cgroups import CgroupLimits, CgroupSet
 from orchestrator.sandbox.host_files import FileRefused, read_regular, write_atomic
 from orchestrator.sandbox.reaper import reap_local
-from orchestrator.sandbox.scratch import Scratch, new_sandbox_id
+from orchestrator.sandbox.scratch import SUBDIRS, Scratch, new_sandbox_id
 from orchestrator.sandbox.toolchain import LocalToolchain, ensure_local_toolchain
 
 UNPRIVILEGED_NOTE = (
@@ -89,9 +89,22 @@ class LocalSandbox(Sandbox):
         return cls(limits)
 
     def __init__(
-        self, limits: SandboxLimits | None = None, toolchain: LocalToolchain | None = None
+        self,
+        limits: SandboxLimits | None = None,
+        toolchain: LocalToolchain | None = None,
+        places: Mapping[str, str] | None = None,
+        read_only: Sequence[Path] = (),
     ) -> None:
+        """`places` (path in the sandbox -> place name) are more writable folders on
+        the sandbox's own tmpfs, and `read_only` host folders bound at their own paths:
+        a Harbor task (integrations/harbor_env.py) wants /logs, /tests and /solution,
+        and its verifier the causal_gym source."""
         self.limits = limits or SandboxLimits()
+        self.places = dict(places or {})
+        for path, place in self.places.items():
+            if place in SUBDIRS or not place.isidentifier() or not path.startswith("/"):
+                raise SandboxError(f"sandbox place {place!r} at {path!r} is not allowed")
+        self.read_only = tuple(str(p) for p in read_only)
         self._bwrap = bwrap_path()
         self.toolchain = toolchain or ensure_local_toolchain()
         self._root = os.geteuid() == 0
@@ -114,7 +127,8 @@ class LocalSandbox(Sandbox):
         sandbox_id = new_sandbox_id()
         self.scratch = Scratch.at(sandbox_id)
         try:
-            self.scratch.create(self.limits.disk_mb, self.uid, mount=self._root)
+            extra = tuple(self.places.values())
+            self.scratch.create(self.limits.disk_mb, self.uid, mount=self._root, extra=extra)
             if self._cgroups:
                 self.cgroups = CgroupSet(sandbox_id)
                 lim = self.limits
@@ -140,9 +154,11 @@ class LocalSandbox(Sandbox):
     def command_line(self, argv: list[str], timeout_s: float) -> list[str]:
         assert self.scratch is not None
         procs = tuple(self.cgroups.procs_files) if self.cgroups else ()
+        binds = tuple((place, path) for path, place in self.places.items())
         command = BwrapCommand(
-            self._bwrap, self.toolchain, self.scratch, self.limits, self._root, self.uid, procs
-        )
+            self._bwrap, self.toolchain, self.scratch, self.limits, self._root, self.uid, procs,
+            binds, self.read_only,
+        )  # fmt: skip
         return command.argv(argv, timeout_s)
 
     def exec(self, command: str | Sequence[str], timeout_s: float) -> ExecResult:

@@ -67,6 +67,10 @@ class BwrapCommand:
     root: bool
     uid: int
     cgroup_procs: tuple[str, ...]
+    #: More writable places of the scratch, (place, path in the sandbox), and host
+    #: folders bound read-only at their own paths (LocalSandbox's `places`, `read_only`).
+    binds: tuple[tuple[str, str], ...] = ()
+    read_only: tuple[str, ...] = ()
 
     def _bwrap_args(self) -> list[str]:
         tc = self.toolchain
@@ -113,6 +117,14 @@ class BwrapCommand:
             "--bind",
             str(self.scratch.place("workspace")),
             WORKSPACE,
+        ]
+        for place, path in self.binds:
+            args += ["--bind", str(self.scratch.place(place)), path]
+        for path in self.read_only:  # parents traversable, as the toolchain's are
+            for parent in reversed(Path(path).parents[:-1]):
+                args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", path, path]
+        args += [
             "--proc",
             "/proc",
             "--dev",

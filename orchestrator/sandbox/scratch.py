@@ -74,7 +74,9 @@ class Scratch:
     def place(self, name: str) -> Path:
         return self.root / name
 
-    def create(self, disk_mb: int, uid: int, mount: bool) -> None:
+    def create(self, disk_mb: int, uid: int, mount: bool, extra: tuple[str, ...] = ()) -> None:
+        """Make the folders (`extra`: more writable places, like the workspace, for a
+        sandbox that binds them at other paths) on one tmpfs of `disk_mb` when `mount`."""
         base = os.open(self.path.parent, _DIRECTORY)
         made: list[int] = [base]
         try:
@@ -87,7 +89,8 @@ class Scratch:
             # reopened by name from its parent: now the mounted tmpfs, not the folder under it
             scratch = os.open("scratch", _DIRECTORY, dir_fd=own)
             made.append(scratch)
-            for name, mode in zip(SUBDIRS, (0o755, 0o1777, 0o1777), strict=True):
+            modes = (0o755, 0o1777, 0o1777, *(0o755 for _ in extra))
+            for name, mode in zip((*SUBDIRS, *extra), modes, strict=True):
                 folder = _new_dir(scratch, name, mode)
                 made.append(folder)
                 if uid != os.geteuid():
