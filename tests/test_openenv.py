@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from causal_gym import generate_task
+from causal_gym.reference.answer import files_answer
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import episode_score
 from orchestrator.sandbox.scratch import owner_of, sandboxes_dir
@@ -35,7 +36,6 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("ray")]
 REPO = Path(__file__).resolve().parent.parent
 OPENENV_PYTHON = REPO / ".venv-openenv" / "bin" / "python"
 CLIENT = REPO / "tests" / "support" / "openenv_client.py"
-VALID_ATE = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
 IDLE_S = 2.0
 
 
@@ -115,7 +115,7 @@ def test_an_episode_over_the_websocket_is_scored_by_the_stream(served: Served) -
     assert reset["readme"] and reset["readme"] in reset["prompt"]
     assert [t["function"]["name"] for t in reset["tools"]] == ["bash", "python", "submit_answer"]
     assert "data.csv" in seen["bash"]["observation"]["output"]
-    assert "42" in seen["python"]["observation"]["output"]
+    assert "kit" in seen["python"]["observation"]["output"]
     rejected = seen["rejected"]
     assert not rejected["done"] and rejected["reward"] is None
     assert "Submission rejected" in rejected["observation"]["output"]
@@ -123,14 +123,16 @@ def test_an_episode_over_the_websocket_is_scored_by_the_stream(served: Served) -
     score = valid["observation"]["score"]
     assert valid["done"] and score["valid"] and valid["reward"] == score["clipped_reward"]
     assert "no episode in progress" in seen["after"]["observation"]["output"]
-    assert seen["state"]["tool_calls"] == 4 and seen["state"]["invalid_attempts"] == 1
+    assert seen["state"]["tool_calls"] == 5 and seen["state"]["invalid_attempts"] == 1
     # the reward is the scorer's own under the stream's key (the task found by its data)
     key = parse_key_hex(served.key_file.read_text(), "export")
     readme = reset["readme"]
     for task_id in itertools.islice(stream_ids(("ate",), 0, 1), 8):
         task = generate_task(task_id, key)
         if task.public.files["README.md"].decode() == readme:
-            expected = episode_score(task, VALID_ATE)
+            # the kit ran in the session's sandbox answers as the host's reference does
+            assert seen["answer"] == files_answer(dict(task.public.files))
+            expected = episode_score(task, seen["answer"])
             assert score["reward"] == pytest.approx(expected.reward, rel=1e-12)
             assert valid["reward"] == pytest.approx(expected.clipped_reward, rel=1e-12)
             break

@@ -20,7 +20,9 @@ from openenv.core.generic_client import GenericEnvClient
 from orchestrator.integrations.openenv_client import CausalGymEnv
 from orchestrator.integrations.openenv_env import CausalGymAction
 
-VALID_ATE = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
+REFERENCE = Path(__file__).resolve().parents[2] / "causal_gym" / "reference"
+#: The ate family's reference kit (its contract's reference_kit), answer.py last.
+ATE_KIT = ("analyst.py", "flexible.py", "posterior.py", "answer.py")
 
 
 def client(url: str, token: str | None) -> GenericEnvClient:
@@ -29,27 +31,32 @@ def client(url: str, token: str | None) -> GenericEnvClient:
 
 
 def episode(url: str, token: str) -> dict[str, Any]:
-    """With the typed client: reset, bash, python, a rejected submission, a valid one,
-    a step after the end."""
+    """With the typed client: reset; bash; python writing the family's reference kit
+    (JSON text arguments, as a model writes them); the kit run on the staged file; a
+    rejected submission; the reference answer; a step after the end."""
     seen: dict[str, Any] = {"wire": []}
-    calls: list[tuple[str, str, Any]] = [
-        ("bash", "bash", {"command": "ls"}),
-        ("python", "python", '{"code": "print(6*7)"}'),  # JSON text, as a model writes it
-        ("rejected", "submit_answer", "{}"),
-        ("valid", "submit_answer", VALID_ATE),
-        ("after", "bash", {"command": "ls"}),
-    ]
+    kit = {name: (REFERENCE / name).read_text() for name in ATE_KIT}
+    write_kit = f"for name, text in {kit!r}.items():\n    open(name, 'w').write(text)\nprint('kit')"
+
+    def record(name: str, result: Any) -> Any:
+        seen[name] = {"observation": result.observation.model_dump(mode="json"),
+                      "reward": result.reward, "done": result.done}  # fmt: skip
+        seen["wire"].append(seen[name])
+        return result
+
+    def step(env: Any, name: str, tool: str, arguments: Any) -> Any:
+        return record(name, env.step(CausalGymAction(tool=tool, arguments=arguments)))
+
     with CausalGymEnv(url, token=token, message_timeout_s=120).sync() as env:
-        steps = [("reset", env.reset)] + [
-            (name, lambda tool=tool, arguments=arguments: env.step(
-                CausalGymAction(tool=tool, arguments=arguments)))
-            for name, tool, arguments in calls
-        ]  # fmt: skip
-        for name, call in steps:
-            result = call()
-            seen[name] = {"observation": result.observation.model_dump(mode="json"),
-                          "reward": result.reward, "done": result.done}  # fmt: skip
-            seen["wire"].append(seen[name])
+        record("reset", env.reset())
+        step(env, "bash", "bash", {"command": "ls"})
+        step(env, "python", "python", json.dumps({"code": write_kit}))
+        ran = step(env, "reference", "bash", {"command": "python answer.py /workspace"})
+        answer = json.loads(ran.observation.output.strip().splitlines()[-1])
+        seen["answer"] = answer
+        step(env, "rejected", "submit_answer", "{}")
+        step(env, "valid", "submit_answer", answer)
+        step(env, "after", "bash", {"command": "ls"})
         seen["state"] = env.state().model_dump(mode="json")
         seen["wire"].append(seen["state"])
     return seen
