@@ -90,25 +90,23 @@ def refused(url: str, token: str | None) -> dict[str, Any]:
         return {"opened": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+async def _open(c: GenericEnvClient) -> str:
+    """Connect and reset: "opened", or what the server said instead."""
+    try:
+        await c.connect()
+        await c.reset()
+        return "opened"
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
 async def crowd(url: str, token: str, sessions: int) -> dict[str, Any]:
     """`sessions` concurrent sessions, each reset; then one more after the first closed."""
     clients = [client(url, token) for _ in range(sessions)]
-    outcomes: list[str] = []
-    for c in clients:
-        try:
-            await c.connect()
-            await c.reset()
-            outcomes.append("opened")
-        except Exception as exc:
-            outcomes.append(f"{type(exc).__name__}: {exc}")
+    outcomes = [await _open(c) for c in clients]
     await clients[0].close()
     late = client(url, token)
-    try:
-        await late.connect()
-        await late.reset()
-        outcomes.append("opened")
-    except Exception as exc:
-        outcomes.append(f"{type(exc).__name__}: {exc}")
+    outcomes.append(await _open(late))
     for c in [*clients[1:], late]:
         await c.close()
     return {"outcomes": outcomes}
