@@ -29,10 +29,19 @@ fi
 .venv-openenv/bin/python -m pip install -q --no-deps -e .
 echo "setup_protocols.sh: ready (.venv-openenv: openenv $openenv_version)"
 
-python312=$(command -v python3.12 || true)
-if [ -z "$python312" ] && command -v pyenv >/dev/null; then
-  python312=$(ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null | tail -1 || true)
+# `python3.12` on PATH may be a pyenv shim that fails when 3.12 is not the selected
+# version: a candidate counts only if it runs.
+python312=""
+candidates=("$(command -v python3.12 || true)")
+if command -v pyenv >/dev/null; then
+  candidates+=($(ls -d "$(pyenv root)"/versions/3.12*/bin/python3.12 2>/dev/null || true))
 fi
+for candidate in "${candidates[@]}"; do
+  if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+    python312=$candidate
+    break
+  fi
+done
 if [ -z "$python312" ]; then
   echo "setup_protocols.sh: no Python 3.12 here (harbor needs it): .venv-harbor left out"
   exit 0

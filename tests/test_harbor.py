@@ -39,13 +39,16 @@ PINNED = "python:3.11-slim@sha256:" + hashlib.sha256(b"a stand-in digest").hexdi
 
 
 def _python312() -> str | None:
-    found = shutil.which("python3.12")
+    """A Python 3.12 that runs (a pyenv shim for an unselected version does not)."""
+    candidates = [shutil.which("python3.12")]
     pyenv = shutil.which("pyenv")
-    if found is None and pyenv is not None:
+    if pyenv is not None:
         root = subprocess.run([pyenv, "root"], capture_output=True, text=True).stdout.strip()
-        candidates = sorted(Path(root).glob("versions/3.12*/bin/python3.12"))
-        found = str(candidates[-1]) if candidates else None
-    return found
+        candidates += [str(p) for p in sorted(Path(root).glob("versions/3.12*/bin/python3.12"))]
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "import sys"], capture_output=True).returncode == 0:
+            return candidate
+    return None
 
 
 @pytest.fixture(scope="module")
