@@ -120,10 +120,6 @@ class BwrapCommand:
         ]
         for place, path in self.binds:
             args += ["--bind", str(self.scratch.place(place)), path]
-        for path in self.read_only:  # parents traversable, as the toolchain's are
-            for parent in reversed(Path(path).parents[:-1]):
-                args += ["--perms", "0755", "--dir", str(parent)]
-            args += ["--ro-bind", path, path]
         args += [
             "--proc",
             "/proc",
@@ -137,6 +133,11 @@ class BwrapCommand:
             size = str(max(1, self.limits.disk_mb // 4) << 20)
             args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
             args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+        # after /tmp and /dev/shm: a checkout under /tmp stays visible over the sandbox's own
+        for path in self.read_only:  # parents traversable, as the toolchain's are
+            for parent in reversed(Path(path).parents[:-1]):
+                args += ["--perms", "0755", "--dir", str(parent)]
+            args += ["--ro-bind", path, path]
         args += ["--chdir", WORKSPACE]
         for name, value in SANDBOX_ENV.items():
             args += ["--setenv", name, value]
