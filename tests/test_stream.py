@@ -565,6 +565,8 @@ def test_a_stream_serves_the_multi_estimand_and_design_families(tmp_path: Path) 
     the task does not have is refused by name instead of scored, and so is another
     estimand of a design family than the one its task names."""
     from causal_gym.reference.answer import files_answer
+    from causal_gym.scoring.answer import episode_score
+    from causal_gym.task_id import TaskId
 
     # served over TLS (as on the KubeRay head), with a certificate made here
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -587,9 +589,22 @@ def test_a_stream_serves_the_multi_estimand_and_design_families(tmp_path: Path) 
                 first.setdefault(task.family.value, task)
             assert sorted(first) == sorted(served)
             assert "trial.csv" in first["obs_vs_rct"].files and len(first["cate"].estimands) >= 3
-            for task in first.values():
-                scored = client.score(task.handle, files_answer(dict(task.files)))
-                assert scored.valid and scored.reward > 0.0, scored
+            # the reward is the scorer's under the stream's key (not "positive": a 90%
+            # interval misses one task in ten, so that check failed by chance)
+            key_file = tmp_path / "gamma.key"
+            assert gamma.cli("export-key", "--to", str(key_file)).returncode == 0
+            stream_key = parse_key_hex(key_file.read_text(), "export")
+            for family, task in first.items():
+                answer = files_answer(dict(task.files))
+                scored = client.score(task.handle, answer)
+                same = next(
+                    made
+                    for i in range(12)
+                    if (made := generate_task(TaskId.parse(f"train:{family}:{i}"), stream_key))
+                    .public.files["README.md"] == task.files["README.md"]
+                )  # fmt: skip
+                expected = episode_score(same, answer)
+                assert scored.valid and scored.reward == pytest.approx(expected.reward, rel=1e-12)
             cate = next(t for t in client.pull_tasks(6) if t.family.value == "cate")
             wrong = client.score(cate.handle, {"effects": {"no-such-level": ANSWER}})
             assert not wrong.valid and any("unknown levels" in e for e in wrong.errors)
