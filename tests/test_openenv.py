@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from causal_gym import generate_task
+from causal_gym.contracts.families import contract_of
 from causal_gym.reference.answer import files_answer
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import episode_score
@@ -109,7 +110,7 @@ def wait_until(predicate: Any, timeout_s: float) -> bool:
 
 
 def test_an_episode_over_the_websocket_is_scored_by_the_stream(served: Served) -> None:
-    seen = served.client("episode")
+    seen = served.client("episode", *contract_of("ate").reference_kit)
     reset = seen["reset"]["observation"]
     assert reset["family"] == "ate" and "README.md" in reset["prompt"]
     assert reset["readme"] and reset["readme"] in reset["prompt"]

@@ -47,6 +47,8 @@ PLACES = {"/logs": "logs", "/tests": "tests", "/solution": "solution"}
 DEFAULT_TIMEOUT_S = 1800.0
 #: The verifier regenerates its task (the expert tier fits a flexible model to do so).
 VERIFIER_MEMORY_MB = 4096
+#: How deep a folder copied out is walked (what an agent made below is left).
+MAX_DOWNLOAD_DEPTH = 32
 #: The largest file copied out of a sandbox (what an agent wrote there).
 MAX_DOWNLOAD_BYTES = 256 << 20
 _LABEL = re.compile(rf'^LABEL\s+{re.escape(layout.ROLE_LABEL)}="?(\w+)"?\s*$', re.MULTILINE)
@@ -203,7 +205,9 @@ class BwrapEnvironment(BaseEnvironment):
             return
         if not top.is_dir() or top.is_symlink():
             raise FileNotFoundError(f"{source} is not in the sandbox")
-        for folder, _dirs, names in os.walk(top, followlinks=False):
+        for folder, dirs, names in os.walk(top, followlinks=False):
+            if len(Path(folder).relative_to(top).parts) >= MAX_DOWNLOAD_DEPTH:
+                dirs.clear()  # an agent's tree thousands of levels deep is not walked
             for name in names:
                 inner = Path(folder, name).relative_to(root).as_posix()
                 try:

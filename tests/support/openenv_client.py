@@ -21,8 +21,6 @@ from orchestrator.integrations.openenv_client import CausalGymEnv
 from orchestrator.integrations.openenv_env import CausalGymAction
 
 REFERENCE = Path(__file__).resolve().parents[2] / "causal_gym" / "reference"
-#: The ate family's reference kit (its contract's reference_kit), answer.py last.
-ATE_KIT = ("analyst.py", "flexible.py", "posterior.py", "answer.py")
 
 
 def client(url: str, token: str | None) -> GenericEnvClient:
@@ -30,12 +28,13 @@ def client(url: str, token: str | None) -> GenericEnvClient:
     return GenericEnvClient(base_url=url, headers=headers, message_timeout_s=120)
 
 
-def episode(url: str, token: str) -> dict[str, Any]:
+def episode(url: str, token: str, kit_names: list[str]) -> dict[str, Any]:
     """With the typed client: reset; bash; python writing the family's reference kit
     (JSON text arguments, as a model writes them); the kit run on the staged file; a
-    rejected submission; the reference answer; a step after the end."""
+    rejected submission; the reference answer; a step after the end. `kit_names` is
+    the family's reference kit, answer.py last (the test reads its contract)."""
     seen: dict[str, Any] = {"wire": []}
-    kit = {name: (REFERENCE / name).read_text() for name in ATE_KIT}
+    kit = {name: (REFERENCE / name).read_text() for name in kit_names}
     write_kit = f"for name, text in {kit!r}.items():\n    open(name, 'w').write(text)\nprint('kit')"
 
     def record(name: str, result: Any) -> Any:
@@ -51,7 +50,8 @@ def episode(url: str, token: str) -> dict[str, Any]:
         record("reset", env.reset())
         step(env, "bash", "bash", {"command": "ls"})
         step(env, "python", "python", json.dumps({"code": write_kit}))
-        ran = step(env, "reference", "bash", {"command": "python answer.py /workspace"})
+        run_kit = {"command": f"python {kit_names[-1]} /workspace"}
+        ran = step(env, "reference", "bash", run_kit)
         answer = json.loads(ran.observation.output.strip().splitlines()[-1])
         seen["answer"] = answer
         step(env, "rejected", "submit_answer", "{}")
@@ -132,7 +132,7 @@ def main() -> None:
     scenario, url, token_file = sys.argv[1:4]
     token = Path(token_file).read_text().strip() if token_file != "-" else None
     if scenario == "episode":
-        out = episode(url, token or "")
+        out = episode(url, token or "", sys.argv[4:])
     elif scenario == "malformed":
         out = malformed(url, token or "")
     elif scenario == "refused":
