@@ -543,20 +543,26 @@ def test_the_demo_trainer_improves_its_reward(streams: dict[str, Stream], tmp_pa
     alpha = streams["alpha"]
     proc = subprocess.run(
         [sys.executable, "scripts/demo_trainer.py", "--url", alpha.url,
-         "--token", alpha.mint("demo"), "--steps", "24", "--batch", "16",
+         "--token", alpha.mint("demo"), "--steps", "12", "--batch", "16", "--eval-tasks", "32",
          "--start-width", "0.3", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=900, cwd=REPO,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    curve = json.loads((tmp_path / "learning_curve.json").read_text())
-    rewards = [step["mean_reward"] for step in curve["steps"]]
-    # 64 tasks on each side: the width-0.3 start pays about 0.3 more in expectation,
-    # several standard errors of a 64-task mean of clipped rewards
-    assert sum(rewards[-4:]) / 4 > sum(rewards[:4]) / 4
-    widths = [step["width_multiplier"] for step in curve["steps"]]
-    assert abs(widths[-1] - 1.0) < abs(widths[0] - 1.0)
+    record = json.loads((tmp_path / "learning_curve.json").read_text())
+    # The learned knobs against the starting ones on the same 32 fresh tasks: in 12
+    # runs of this configuration on fresh keys (the stream's supply in one process) the
+    # paired gain was +0.27 on average and 3.9 to 6.3 of its standard errors, so it is
+    # <= 0 with probability under 1e-4; every last width was within 0.37 of the honest
+    # 1.0, where 0.7 is allowed. (The old check, last 4 steps' reward against the first
+    # 4 from unpaired perturbations, failed in CI and in 1 of 2 such runs here.)
+    held_out = record["held_out"]
+    assert held_out["tasks"] == 32
+    assert held_out["gain"] > 0, held_out
+    widths = [step["width_multiplier"] for step in record["steps"]]
+    assert len(widths) == 12
+    assert abs(widths[-1] - 1.0) < abs(record["start_width"] - 1.0)
     assert (tmp_path / "learning_curve.png").stat().st_size > 1000
-    assert re.search(r"width multiplier .* -> ", proc.stdout)
+    assert re.search(r"width multiplier 0\.300 -> .*\(paired gain [+-]", proc.stdout)
 
 
 def test_a_stream_serves_the_multi_estimand_and_design_families(tmp_path: Path) -> None:
