@@ -30,10 +30,13 @@ from causal_gym.errors import FamilyContractError
 from causal_gym.registries import load_entry_point
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from causal_gym.designs.candidate import DesignCandidate, DesignRejection
     from causal_gym.plan.task_plan import EffectClass, TaskPlan
     from causal_gym.rng_keys.derive import TaskStreams
     from causal_gym.rng_keys.keys import DerivationKey
+    from causal_gym.scm.marginals import Marginal
     from causal_gym.scm.model import Scm
     from causal_gym.scm.sample import CleanSample
     from causal_gym.staging.mess import MessPlan, TreatmentCoding
@@ -163,6 +166,23 @@ class FamilyHooks:
         randomized trial); None when a staged value falls outside its documented
         range (the candidate is rejected)."""
         return StagedExtra()
+
+    def task_anchors(
+        self,
+        scm: Scm,
+        marginals: Mapping[str, Marginal],
+        rng: np.random.Generator,
+        rows: Mapping[str, int],
+        levels: tuple[str, ...],
+    ) -> dict[str, float] | None:
+        """Reward version 3's anchor r of each estimand of a multi-estimand task, a
+        property of the task (the efficient estimator's 90% width at the staged size,
+        from the hidden SCM and the keyed `anchor` stream); `rows` holds the clean rows
+        of each staged file an honest analysis keeps, `levels` is as estimand_values
+        has it. None: the family has no such
+        anchor (a seed family's is generate/ols_anchor.py's, a design family's its
+        candidate's)."""
+        return None
 
     # --- scoring ----------------------------------------------------------------
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:

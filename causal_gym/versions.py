@@ -43,6 +43,13 @@ to). History (CHANGELOG.md has the why and the measurements):
 2. the linear tiers of the seed's families anchored on OLS on the optimal valid
    adjustment set (generate/ols_anchor.py), scored at the proper 90% level as the
    expert tier is.
+3. cate (per level), mediation (per effect) and obs_vs_rct anchored on a property of
+   the task, the 90% width of the efficient linear estimator computed from the hidden
+   SCM at the staged size (generate/estimand_anchor.py and each family's anchor.py),
+   scored at the proper 90% level; every other family's truths are version 2's,
+   unchanged. Train tasks and streams only: a frozen split keeps the reward version
+   its baseline tables were made with (FROZEN_REWARD_VERSIONS), truths and all, so
+   its numbers stay comparable across releases.
 """
 
 from __future__ import annotations
@@ -68,6 +75,28 @@ def generator_version(namespace: str) -> int:
     return FROZEN_VERSIONS.get(Namespace(namespace), GENERATOR_VERSION)
 
 
-REWARD_VERSION: Final = 2
+#: The newest reward version: train tasks' and streams'.
+REWARD_VERSION: Final = 3
+#: The reward version each frozen split is scored with (its baseline tables say so).
+FROZEN_REWARD_VERSIONS: Final = {
+    Namespace.EVAL_V1: 2,
+    Namespace.EVAL_V2: 2,
+    Namespace.EVAL_EXPERT_V1: 2,
+    Namespace.EVAL_V3: 2,
+    Namespace.EVAL_REAL_V1: 2,
+}
+#: The first reward version whose multi-estimand families anchor on the task.
+TASK_ANCHOR_REWARD_VERSION: Final = 3
 #: What a score written before reward versions existed was scored with.
 UNVERSIONED = 1
+
+
+def reward_version(namespace: str) -> int:
+    """The reward version that scores a namespace's tasks: a frozen split's own, else
+    the newest."""
+    return FROZEN_REWARD_VERSIONS.get(Namespace(namespace), REWARD_VERSION)
+
+
+def task_reward_version(task_id: str) -> int:
+    """The reward version of the namespace a task id names (its first part)."""
+    return reward_version(task_id.split(":", 1)[0])

@@ -30,7 +30,7 @@ from causal_gym.audit.policies import honest, staged_view  # noqa: E402
 from causal_gym.audit.stats import clopper_pearson  # noqa: E402
 from causal_gym.scoring.answer import score_answer  # noqa: E402
 from causal_gym.splits.manifest import split_ids  # noqa: E402
-from causal_gym.versions import REWARD_VERSION  # noqa: E402
+from causal_gym.versions import reward_version  # noqa: E402
 
 
 def reference_row(task_id: str) -> tuple[str, bool, float]:
@@ -56,7 +56,7 @@ def main() -> None:
         for row in pool.imap_unordered(reference_row, ids, chunksize=4):
             rows.append(row)
             progress.advance(job)
-    summary: dict[str, object] = {"reward_version": REWARD_VERSION, "families": {}}
+    summary: dict[str, object] = {"reward_version": reward_version("eval-v1"), "families": {}}
     print("| family | tasks | reference coverage | exact 95% interval | mean reward |")
     print("| --- | ---: | ---: | --- | ---: |")
     for family in ("ate", "adjustment", "null_detect", "all"):

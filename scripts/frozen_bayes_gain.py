@@ -17,7 +17,7 @@ import statistics
 from concurrent.futures import ProcessPoolExecutor
 
 from causal_gym.splits.manifest import split_ids
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import reward_version
 
 SPLITS = ("eval-v1", "eval-v2")
 
@@ -44,7 +44,8 @@ def gain(task_id: str) -> tuple[str, float]:
 
 
 def main() -> None:
-    print(f"Reward version {REWARD_VERSION}; every task of each frozen split (generator 2).\n")
+    version = reward_version("eval-v1")
+    print(f"Reward version {version}; every task of each frozen split (generator 2).\n")
     print("| split | family | tasks | bayes-prior minus honest | SE |")
     print("| --- | --- | ---: | ---: | ---: |")
     with ProcessPoolExecutor() as pool:

@@ -21,7 +21,7 @@ from causal_gym.reference.posterior import NULL_DETECT_PRIOR, posterior_answer
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import validate_submission
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import reward_version
 from orchestrator.agents import (
     AgentSpecError,
     EpisodeConfig,
@@ -565,7 +565,7 @@ def test_episode_cli_prints_the_scored_record() -> None:
     record = json.loads(proc.stdout)
     assert record["status"] == "submitted" and record["turns"] == 6  # 4 kit files
     assert 0.95 < record["width_ratio"] < 1.3 and record["reward"] > 0
-    assert record["reward_version"] == REWARD_VERSION
+    assert record["reward_version"] == reward_version("eval-v1")
     assert [m["role"] for m in record["transcript"]][:2] == ["system", "user"]
     bad = orchestrator_cli("episode", "eval-v1:ate:3", "--agent", "openai")
     assert bad.returncode == 2 and "--base-url and --model" in bad.stderr

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from causal_gym.namespaces import SPLITS
 from causal_gym.scoring.answer import episode_score
-from causal_gym.versions import REWARD_VERSION, UNVERSIONED
+from causal_gym.versions import FROZEN_REWARD_VERSIONS, REWARD_VERSION, UNVERSIONED
+from causal_gym.versions import reward_version as reward_version_of
 from orchestrator.errors import RunFolderError
 from orchestrator.records.chain import GENESIS, ChainTip, write_anchor
 from orchestrator.records.layout import (
@@ -42,13 +44,28 @@ def identity(version: int = REWARD_VERSION) -> RunIdentity:
     )
 
 
-def test_every_score_carries_the_version() -> None:
-    task = cached_task("train:ate:3")
+@pytest.mark.parametrize(
+    ("task_id", "version"), [("train:ate:3", REWARD_VERSION), ("eval-v1:ate:3", 2)]
+)
+def test_every_score_carries_its_namespaces_version(task_id: str, version: int) -> None:
+    """Train tasks score with the newest version; a frozen split keeps the one its
+    baseline tables were made with, with or without a submission."""
+    task = cached_task(task_id)
     answer = {"estimate": 0.0, "ci_lower": -1.0, "ci_upper": 1.0}
-    assert episode_score(task, answer).fields()["reward_version"] == REWARD_VERSION
-    assert episode_score(task, None).fields()["reward_version"] == REWARD_VERSION
+    assert episode_score(task, answer).fields()["reward_version"] == version
+    assert episode_score(task, None).fields()["reward_version"] == version
     record = episode_score(task, answer).record
-    assert record is not None and record.as_dict()["reward_version"] == REWARD_VERSION
+    assert record is not None and record.as_dict()["reward_version"] == version
+
+
+def test_every_frozen_split_declares_its_reward_version() -> None:
+    """A split frozen later must say which version scores it, or it would move with
+    every new one."""
+    assert set(FROZEN_REWARD_VERSIONS) == set(SPLITS)
+    assert all(v <= REWARD_VERSION for v in FROZEN_REWARD_VERSIONS.values())
+    assert reward_version_of("train") == REWARD_VERSION == 3
+    with pytest.raises(ValueError):
+        reward_version_of("eval-v9")
 
 
 def test_a_line_without_a_reward_version_reads_as_version_1(
@@ -92,7 +109,9 @@ def test_an_old_run_folder_reports_its_own_version_and_refuses_a_resume(tmp_path
     (out / RUN_FILE).write_text(json.dumps(text))
     existing = RunIdentity.model_validate_json((out / RUN_FILE).read_text())
     assert existing.reward_version == UNVERSIONED
-    with pytest.raises(RunFolderError, match=r"scored with reward version 1; .* version 2"):
+    with pytest.raises(
+        RunFolderError, match=rf"scored with reward version 1; .* version {REWARD_VERSION}"
+    ):
         check_folder(out, identity(), resume=True)
     assert check_folder(out, identity(UNVERSIONED), resume=True).run_id == "run-a"
 

@@ -17,7 +17,7 @@ import pytest
 
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.scoring.answer import episode_score
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import reward_version
 from orchestrator.records.read_back import read_records
 from tests.conftest import cached_task
 from tests.support.cli import orchestrator_cli
@@ -58,7 +58,7 @@ def test_reference_run_reproduces_the_honest_scores(tmp_path: Path) -> None:
         assert record.reward == pytest.approx(direct.reward, rel=1e-9, abs=1e-12), task_id
         assert record.width_ratio == pytest.approx(direct.fields()["width_ratio"], rel=1e-9)
         assert 0.95 < record.width_ratio < 1.3  # the honest width over the optimal OLS's
-        assert record.reward_version == REWARD_VERSION
+        assert record.reward_version == reward_version("eval-v1")
         expected.append(direct.reward)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["mean_reward"] == pytest.approx(float(np.mean(expected)), rel=1e-9)

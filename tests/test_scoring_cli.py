@@ -33,7 +33,9 @@ def test_reference_then_score_matches_the_library(tmp_path: Path, family: str) -
     expected = score_submission(task.hidden, checked.submission)
     assert record["reward"] == pytest.approx(expected.reward, rel=1e-12)
     assert record["width_ratio"] == pytest.approx(expected.width_ratio, rel=1e-12)
-    assert 0.95 < record["width_ratio"] < 1.5  # the honest width over the task's anchor
+    # the honest width over the task's anchor; obs_vs_rct's anchor is the pool of both
+    # files, and a reference that doubts the extract leans on the trial, up to 2x wider
+    assert 0.95 < record["width_ratio"] < (2.2 if family == "obs_vs_rct" else 1.5)
     assert record["reward_version"] == REWARD_VERSION
     for key in ("reward", "estimand_reward", "clipped_reward", "covered", "width_ratio"):
         assert key in record

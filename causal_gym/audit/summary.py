@@ -14,7 +14,7 @@ from causal_gym.audit.knowledge import leakage
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.suite import AuditRun
 from causal_gym.contracts.families import contract_of
-from causal_gym.versions import REWARD_VERSION, generator_version
+from causal_gym.versions import generator_version, reward_version
 
 
 def _sd(values: Sequence[float] | np.ndarray) -> float:
@@ -139,7 +139,7 @@ def family_frame(
             }
             for f, g in groups.items()
         },
-        "reward_version": REWARD_VERSION,
+        "reward_version": reward_version(run.namespace),
         "generator_version": generator_version(run.namespace),
         "bayes_prior": {
             f: paired([r.bayes_reward for r in g], [r.reward for r in g]) for f, g in groups.items()

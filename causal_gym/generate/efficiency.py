@@ -61,12 +61,15 @@ def latent_residual_variance(scm: Scm, latent: str) -> float:
     return s * s / (w * w + s * s)
 
 
-def outcome_noise_variance(scm: Scm) -> float:
-    """Var(Y | T, every declared pre-treatment column): the same for every row."""
+def outcome_noise_variance(scm: Scm, given: frozenset[str] = frozenset()) -> float:
+    """Var(Y | T, every declared pre-treatment column and the post-treatment columns
+    `given`, mediation's declared mediator): the same for every row."""
     variance = scm.node(OUTCOME_ID).noise_sd ** 2
     for edge in scm.in_edges(OUTCOME_ID):
         parent = scm.node(edge.parent)
         weight = edge.weights[0]
+        if parent.id in given:
+            continue
         if not parent.observed:
             variance += weight * weight * latent_residual_variance(scm, parent.id)
         elif parent.role is Role.MEDIATOR:

@@ -58,7 +58,7 @@ from causal_gym.scm.sample import sample_clean
 #: docs/benchmarks/bench_ols_anchor.txt).
 OLS_ANCHOR_DRAWS = 20_000
 #: Roles the optimal set keeps whatever else it holds.
-_KEPT = frozenset({Role.CONFOUNDER, Role.BLOCKER, Role.PREDICTOR})
+_KEPT = frozenset({Role.CONFOUNDER, Role.BLOCKER, Role.PREDICTOR, Role.MODIFIER})
 #: Roles it never holds.
 _LEFT_OUT = frozenset({Role.INSTRUMENT, Role.IRRELEVANT})
 
@@ -110,7 +110,7 @@ def decoy_pairs(scm: Scm) -> tuple[DecoyPair, ...]:
     return tuple(pairs)
 
 
-def _design(scm: Scm, columns: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray:
+def design_matrix(scm: Scm, columns: Mapping[str, np.ndarray], ids: list[str]) -> np.ndarray:
     """The columns of `ids` as regressors (a categorical as dummies for levels 1..)."""
     parts: list[np.ndarray] = []
     for node_id in ids:
@@ -162,17 +162,32 @@ def _moments(
         node = scm.node(parent)
         width = len(node.level_probs) - 1 if node.kind is Kind.CATEGORICAL else 1
         spans[parent], start = slice(start, start + width), start + width
-    x = _design(scm, columns, parents)
+    x = design_matrix(scm, columns, parents)
     p = float(np.mean(e))
     centred = x - x.mean(axis=0)
     n = len(e)
     return _Moments(spans, centred.T @ centred / n, centred.T @ (e - p) / n, p * (1.0 - p))
 
 
-def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Generator) -> OlsAnchor:
-    """The optimal valid set's OLS variance per row, from the keyed `anchor` stream."""
-    if scm.nonlinear is not None:
-        raise GenerationError("the OLS anchor is for the linear tiers (expert: efficiency.py)")
+@dataclass(frozen=True)
+class CandidateSet:
+    """A valid adjustment set worth comparing: the kept roles plus the decoy pairs put
+    in. `left_out` holds what Var(Y | T, set) adds for each pair left out (its latent's
+    share), in the order the pairs are drawn."""
+
+    members: tuple[str, ...]
+    left_out: tuple[float, ...]
+
+    def outcome_variance(self, base: float) -> float:
+        """Var(Y | T, the set) when Var(Y | T, every declared column) is `base`."""
+        sigma2 = base
+        for extra in self.left_out:
+            sigma2 += extra
+        return sigma2
+
+
+def candidate_sets(scm: Scm) -> tuple[CandidateSet, ...]:
+    """The 2^decoys valid sets the optimal one is among (the module's docstring)."""
     declared = scm.pre_treatment_ids
     roles = {node_id: scm.node(node_id).role for node_id in declared}
     pairs = decoy_pairs(scm)
@@ -181,31 +196,74 @@ def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Gener
     if unknown:
         raise GenerationError(f"the OLS anchor does not know the role of {', '.join(unknown)}")
     kept = [i for i in declared if roles[i] in _KEPT]
-    full_variance = outcome_noise_variance(scm)
-    if scm.real is None:
-        treatment_side = _treatment_ancestry(scm)
-        regressors = [edge.parent for edge in scm.in_edges(TREATMENT_ID)]
-    else:  # a real table's columns go together: any of them may explain T's index
-        treatment_side, regressors = scm, list(declared)
-    drawn = {n.id for n in treatment_side.nodes}
-    own = {node_id: m for node_id, m in marginals.items() if node_id in drawn}
-    sample = sample_clean(treatment_side, OLS_ANCHOR_DRAWS, rng, own, until_propensity=True)
-    moments = _moments(treatment_side, sample.columns, sample.propensity, regressors)
-    best: OlsAnchor | None = None
+    sets = []
     for chosen in itertools.product((True, False), repeat=len(pairs)):
         members = list(kept)
-        sigma2 = full_variance
+        left_out = []
         for pair, inside in zip(pairs, chosen, strict=True):
             if inside:
                 members += [pair.parent, pair.decoy]
             else:
                 resid = latent_residual_variance(scm, pair.latent)
-                sigma2 += pair.latent_weight**2 * (1.0 - resid)
-        r_t = moments.residual_variance([i for i in members if i in moments.spans])
-        if not r_t > 0:
-            raise GenerationError("the treatment has no variance left given the adjustment set")
-        candidate = OlsAnchor(sigma2 / r_t, tuple(sorted(members)))
-        if best is None or candidate.variance < best.variance:
-            best = candidate
-    assert best is not None  # product() of zero pairs yields one empty choice
+                left_out.append(pair.latent_weight**2 * (1.0 - resid))
+        sets.append(CandidateSet(tuple(members), tuple(left_out)))
+    return tuple(sets)  # product() of zero pairs yields one empty choice
+
+
+@dataclass(frozen=True)
+class TreatmentSide:
+    """A keyed draw of T's side of the SCM: T's parents (or, on the real tier, every
+    declared column) and the propensity; `moments` serves every candidate set's R_T."""
+
+    scm: Scm
+    regressors: tuple[str, ...]
+    columns: Mapping[str, np.ndarray]
+    propensity: np.ndarray
+    moments: _Moments
+
+
+def draw_treatment_side(
+    scm: Scm,
+    marginals: Mapping[str, Marginal],
+    rng: np.random.Generator,
+    draws: int = OLS_ANCHOR_DRAWS,
+) -> TreatmentSide:
+    """`draws` rows of T's ancestry, from the keyed `anchor` stream."""
+    if scm.nonlinear is not None:
+        raise GenerationError("the OLS anchor is for the linear tiers (expert: efficiency.py)")
+    if scm.real is None:
+        treatment_side = _treatment_ancestry(scm)
+        regressors = [edge.parent for edge in scm.in_edges(TREATMENT_ID)]
+    else:  # a real table's columns go together: any of them may explain T's index
+        treatment_side, regressors = scm, list(scm.pre_treatment_ids)
+    drawn = {n.id for n in treatment_side.nodes}
+    own = {node_id: m for node_id, m in marginals.items() if node_id in drawn}
+    sample = sample_clean(treatment_side, draws, rng, own, until_propensity=True)
+    moments = _moments(treatment_side, sample.columns, sample.propensity, regressors)
+    return TreatmentSide(
+        treatment_side, tuple(regressors), sample.columns, sample.propensity, moments
+    )
+
+
+def treatment_residual(side: TreatmentSide, members: tuple[str, ...]) -> float:
+    """R_T(S): T's residual variance after its linear projection on the set."""
+    r_t = side.moments.residual_variance([i for i in members if i in side.moments.spans])
+    if not r_t > 0:
+        raise GenerationError("the treatment has no variance left given the adjustment set")
+    return r_t
+
+
+def ols_anchor(scm: Scm, marginals: Mapping[str, Marginal], rng: np.random.Generator) -> OlsAnchor:
+    """The optimal valid set's OLS variance per row, from the keyed `anchor` stream."""
+    sets = candidate_sets(scm)  # first: an unknown role is refused before any draw
+    side = draw_treatment_side(scm, marginals, rng)
+    full_variance = outcome_noise_variance(scm)
+    best: OlsAnchor | None = None
+    for candidate in sets:
+        sigma2 = candidate.outcome_variance(full_variance)
+        r_t = treatment_residual(side, candidate.members)
+        anchor = OlsAnchor(sigma2 / r_t, tuple(sorted(candidate.members)))
+        if best is None or anchor.variance < best.variance:
+            best = anchor
+    assert best is not None
     return best

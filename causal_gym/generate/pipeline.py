@@ -43,16 +43,17 @@ from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.certify import CONFOUNDING_REASON, certify
 from causal_gym.scm.expectations import centered
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm, Timing
-from causal_gym.scm.sample import sample_clean
-from causal_gym.scoring.reward import PROPER_INTERVAL_ALPHA
+from causal_gym.scm.sample import CleanSample, sample_clean
+from causal_gym.scoring.reward import INTERVAL_SCORE_ALPHA, PROPER_INTERVAL_ALPHA
 from causal_gym.staging.csv_bytes import out_of_bounds, render_csv
-from causal_gym.staging.mess import MessyFrame, make_messy, merged_coding, plan_mess
+from causal_gym.staging.mess import MessPlan, MessyFrame, make_messy, merged_coding, plan_mess
 from causal_gym.staging.naming import ColumnSpec, Naming, name_columns
 from causal_gym.staging.placement import place_columns
 from causal_gym.staging.readme import ReadmeFacts, render_prompt, render_readme
 from causal_gym.staging.real_naming import name_real_columns
 from causal_gym.task import HiddenTruth, PublicTask, Task
 from causal_gym.task_id import TaskId
+from causal_gym.versions import TASK_ANCHOR_REWARD_VERSION, reward_version
 
 MAX_ATTEMPTS = 30
 _TIMING_ORDER = {
@@ -135,13 +136,19 @@ def _stage_multi(
     truths = spec.estimand_values(scm, levels)
     if set(solvable.fits) != set(truths):
         return Rejection(0, ("the reference does not answer every estimand",))
+    anchors = None
+    if reward_version(plan.task_id.namespace) >= TASK_ANCHOR_REWARD_VERSION:
+        anchors = spec.task_anchors(scm, naming.marginals, streams.anchor, solvable.rows, levels)
     estimands = {
         name: Estimand(
             value=truths[name],
             reference_estimate=fit.estimate,
             reference_se=fit.se,
-            reference_width=2.0 * Z * fit.se,
+            # version 3: a property of the task at the proper level; before it the
+            # reference's own width at the 88% level (scoring/reward.py says why)
+            reference_width=2.0 * Z * fit.se if anchors is None else anchors[name],
             scale=solvable.scale,
+            interval_alpha=INTERVAL_SCORE_ALPHA if anchors is None else PROPER_INTERVAL_ALPHA,
         )
         for name, fit in solvable.fits.items()
     }
@@ -232,8 +239,26 @@ def draw_scm(plan: TaskPlan, streams: TaskStreams) -> tuple[Scm, Naming]:
     return scm, naming
 
 
+def calibrated_draw(
+    plan: TaskPlan, streams: TaskStreams
+) -> tuple[Scm, Naming, MessPlan, CleanSample] | None:
+    """A candidate's SCM, names, mess plan and clean sample, after the family's
+    calibration (obs_vs_rct sets its hidden confounder's strength from a first sample
+    and samples again with the same draws); None: the calibration rejects it."""
+    scm, naming = draw_scm(plan, streams)
+    mess_plan = plan_mess(TIER_SPECS[plan.tier], plan.staged_rows, streams.messiness)
+    data = copy.deepcopy(streams.data)  # to sample a calibrated SCM with the same draws
+    sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
+    calibrated = hooks_of(plan.task_id.family).calibrate(scm, sample, plan, streams)
+    if calibrated is None:
+        return None
+    if calibrated is not scm:
+        scm = calibrated
+        sample = sample_clean(scm, mess_plan.n_clean, data, naming.marginals)
+    return scm, naming, mess_plan, sample
+
+
 def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rejection:
-    spec = TIER_SPECS[plan.tier]
     family = plan.task_id.family
     shape = hooks_of(family)
     designed = shape.design_candidate(plan, streams)
@@ -243,16 +268,10 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
         built = design_task(plan, designed, attempt)
         return built if isinstance(built, Task) else Rejection(attempt, built)
     expert = plan.nonlinear
-    scm, naming = draw_scm(plan, streams)
-    mess_plan = plan_mess(spec, plan.staged_rows, streams.messiness)
-    data = copy.deepcopy(streams.data)  # to sample a calibrated SCM with the same draws
-    sample = sample_clean(scm, mess_plan.n_clean, streams.data, naming.marginals)
-    calibrated = shape.calibrate(scm, sample, plan, streams)
-    if calibrated is None:
+    drawn = calibrated_draw(plan, streams)
+    if drawn is None:
         return Rejection(attempt, (CONFOUNDING_REASON,))
-    if calibrated is not scm:
-        scm = calibrated
-        sample = sample_clean(scm, mess_plan.n_clean, data, naming.marginals)
+    scm, naming, mess_plan, sample = drawn
     certificate = certify(
         scm,
         effect_prior(plan.effect_class, plan.generator_version),

@@ -119,6 +119,8 @@ class MultiSolvability:
     fits: dict[str, EstimandFit]
     scale: float
     reasons: tuple[str, ...]
+    #: The clean rows of each staged file the reference used (the anchor's n).
+    rows: dict[str, int]
 
     @property
     def ok(self) -> bool:
@@ -144,4 +146,11 @@ def check_multi_solvability(files: dict[str, bytes]) -> MultiSolvability:
             reasons.append(f"{name}: reference standard error is not finite and positive")
         elif 2.0 * Z * fit.se / analysis.scale > MAX_WIDTH_TO_SCALE:
             reasons.append(f"{name}: reference width / scale exceeds {MAX_WIDTH_TO_SCALE}")
-    return MultiSolvability(dict(analysis.fits), analysis.scale, tuple(reasons))
+    if analysis.obs_rct is not None:
+        rows = {
+            "data.csv": analysis.obs_rct.observational.n_used,
+            "trial.csv": analysis.obs_rct.trial.n_used,
+        }
+    else:
+        rows = {"data.csv": max(fit.n_used for fit in analysis.fits.values())}
+    return MultiSolvability(dict(analysis.fits), analysis.scale, tuple(reasons), rows)

@@ -140,6 +140,7 @@ def export_split(
     if not entries:
         raise HarborExportError(f"no task of {split} matches the families asked for")
     versions = export_versions(
+        split,
         manifest.generator_version,
         hashlib.sha256(manifest_path(split).read_bytes()).hexdigest(),
         base_image,

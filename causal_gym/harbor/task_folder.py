@@ -24,7 +24,7 @@ from causal_gym.contracts.schemas import submission_json_schema
 from causal_gym.harbor import layout
 from causal_gym.splits.manifest import ManifestEntry
 from causal_gym.task import PublicTask
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import reward_version
 
 FILE, SCRIPT = 0o644, 0o755
 #: The default base image of both Dockerfiles: the analyst toolchain's Python. Not
@@ -55,11 +55,15 @@ class ExportVersions:
 
 
 def export_versions(
-    generator: int, manifest_sha256: str, base_image: str = BASE_IMAGE
+    split: str, generator: int, manifest_sha256: str, base_image: str = BASE_IMAGE
 ) -> ExportVersions:
-    """The versions of this causal-gym, for a split frozen at `generator`."""
+    """The versions of this causal-gym, for `split`, frozen at `generator`."""
     return ExportVersions(
-        generator, REWARD_VERSION, manifest_sha256, metadata.version("causal-gym"), base_image
+        generator,
+        reward_version(split),
+        manifest_sha256,
+        metadata.version("causal-gym"),
+        base_image,
     )
 
 

@@ -59,6 +59,8 @@ class EstimandFit:
     min_arm_rows: int
     full_rank: bool
     bounds: tuple[float, float] | None = None
+    #: The clean rows of the file the fit used (the reward anchor's n).
+    n_used: int = 0
 
     def interval(self) -> dict[str, float]:
         if self.bounds is not None:
@@ -100,6 +102,7 @@ def fit_cate(staged: object, d: analyst.DataDictionary) -> dict[str, EstimandFit
     fit = _ols(np.column_stack(columns), clean[d.outcome].to_numpy(float))
     first_interaction = len(columns) - len(dummies)
     fits: dict[str, EstimandFit] = {}
+    rows = len(clean)
     for k, level in enumerate(levels):
         arms = _arms(t[codes == level])
         if fit is None:
@@ -107,11 +110,14 @@ def fit_cate(staged: object, d: analyst.DataDictionary) -> dict[str, EstimandFit
             continue
         params, cov = fit
         if k == 0:
-            fits[level] = EstimandFit(float(params[1]), math.sqrt(cov[1, 1]), arms, True)
+            fits[level] = EstimandFit(
+                float(params[1]), math.sqrt(cov[1, 1]), arms, True, None, rows
+            )
             continue
         j = first_interaction + k - 1
         variance = cov[1, 1] + cov[j, j] + 2.0 * cov[1, j]
-        fits[level] = EstimandFit(float(params[1] + params[j]), math.sqrt(variance), arms, True)
+        estimate = float(params[1] + params[j])
+        fits[level] = EstimandFit(estimate, math.sqrt(variance), arms, True, None, rows)
     return fits
 
 
@@ -132,10 +138,11 @@ def fit_mediation(staged: object, d: analyst.DataDictionary) -> dict[str, Estima
     direct, slope, a, var_a = float(b[1]), float(b[2]), float(g[1]), float(vg[1, 1])
     var_indirect = a * a * vb[2, 2] + slope * slope * var_a
     var_total = vb[1, 1] + a * a * vb[2, 2] + 2.0 * a * vb[1, 2] + slope * slope * var_a
+    rows = len(clean)
     return {
-        "direct": EstimandFit(direct, math.sqrt(vb[1, 1]), arms, True),
-        "indirect": EstimandFit(a * slope, math.sqrt(var_indirect), arms, True),
-        "total": EstimandFit(direct + a * slope, math.sqrt(var_total), arms, True),
+        "direct": EstimandFit(direct, math.sqrt(vb[1, 1]), arms, True, None, rows),
+        "indirect": EstimandFit(a * slope, math.sqrt(var_indirect), arms, True, None, rows),
+        "total": EstimandFit(direct + a * slope, math.sqrt(var_total), arms, True, None, rows),
     }
 
 
@@ -151,7 +158,8 @@ class ObsRctFit:
 
 def _adjusted(staged: object, d: analyst.DataDictionary) -> EstimandFit:
     fit = analyst.fit_reference(staged, d)
-    return EstimandFit(fit.estimate, fit.se, min(fit.n_treated, fit.n_control), fit.full_rank)
+    arms = min(fit.n_treated, fit.n_control)
+    return EstimandFit(fit.estimate, fit.se, arms, fit.full_rank, None, fit.n_used)
 
 
 def residual_sd(staged: object, d: analyst.DataDictionary) -> float:

@@ -12,7 +12,7 @@ from causal_gym.scoring.reward import ScoreRecord, score_submission
 from causal_gym.scoring.validate import Accepted, validate_submission
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth, Task
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import REWARD_VERSION, task_reward_version
 
 #: The total recorded for an episode that ended without a valid submission.
 NO_SUBMISSION_REWARD = -1.0
@@ -39,9 +39,11 @@ def score_against(
 @dataclass(frozen=True, repr=False)
 class EpisodeScore(Sealed):
     """An episode's score: the scored total, or NO_SUBMISSION_REWARD without a valid
-    submission. Sealed like the record it wraps."""
+    submission. Sealed like the record it wraps. `reward_version` is the task's
+    namespace's (versions.reward_version), kept for an episode with no record."""
 
     record: ScoreRecord | None
+    reward_version: int = REWARD_VERSION
 
     @property
     def submitted(self) -> bool:
@@ -63,7 +65,7 @@ class EpisodeScore(Sealed):
         `clipped_reward` and the reward version always, the score components when
         there was a submission."""
         base: dict[str, Any] = {
-            "reward_version": REWARD_VERSION,
+            "reward_version": self.reward_version,
             "submitted": self.submitted,
             "reward": self.reward,
             "clipped_reward": self.clipped_reward,
@@ -77,4 +79,4 @@ class EpisodeScore(Sealed):
 def episode_score(task: Task, raw: str | bytes | dict[str, Any] | None) -> EpisodeScore:
     """The episode's score from its raw answer (None: no submission), as every entry
     point records it."""
-    return EpisodeScore(score_answer(task, raw))
+    return EpisodeScore(score_answer(task, raw), task_reward_version(task.hidden.task_id))

@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from causal_gym.hooks import hooks_of
 from causal_gym.sealed import Sealed
 from causal_gym.task import HiddenTruth
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import REWARD_VERSION, task_reward_version
 
 #: The level of W where r is the reference's own width (the multi-estimand families).
 INTERVAL_SCORE_ALPHA = 0.12
@@ -169,4 +169,5 @@ def score_submission(truth: HiddenTruth, submission: BaseModel) -> ScoreRecord:
         loss=mean("loss"),
         components=MappingProxyType({name: components[name] for name in spec.components}),
         estimands=MappingProxyType(parts),
+        reward_version=task_reward_version(truth.task_id),
     )

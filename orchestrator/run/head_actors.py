@@ -30,6 +30,7 @@ from causal_gym.errors import GenerationError
 from causal_gym.make import generate_task
 from causal_gym.scoring.answer import EpisodeScore, score_against
 from causal_gym.task import HiddenTruth
+from causal_gym.versions import task_reward_version
 from causal_gym.wire import TaskWire
 from orchestrator.agents.stored_text import cap_with_length
 from orchestrator.agents.types import EpisodeResult, EpisodeStatus
@@ -118,9 +119,12 @@ class TaskGenerator:
             try:
                 task = generate_task(task_id, self.key)
             except GenerationError:
-                return Scored(family=task_id.split(":")[1], tier="unknown", fields=_unscored())
+                return Scored(
+                    family=task_id.split(":")[1], tier="unknown", fields=_unscored(task_id)
+                )
             kept = _Kept(task.hidden, tuple(task.public.columns), task.public.tier.value)
-        score = EpisodeScore(score_against(kept.truth, kept.columns, submission))
+        record = score_against(kept.truth, kept.columns, submission)
+        score = EpisodeScore(record, task_reward_version(task_id))
         return Scored(family=kept.truth.family.value, tier=kept.tier, fields=record_fields(score))
 
     def kept(self) -> int:
@@ -133,8 +137,8 @@ class TaskGenerator:
         return str(ray.get_runtime_context().get_node_id())
 
 
-def _unscored() -> dict[str, Any]:
-    return record_fields(EpisodeScore(None))
+def _unscored(task_id: str) -> dict[str, Any]:
+    return record_fields(EpisodeScore(None, task_reward_version(task_id)))
 
 
 class Recorder:
@@ -163,7 +167,7 @@ class Recorder:
         when the task could not be generated: it has no tier and no score)."""
         task_id, result, failure_class = attempt.task_id, attempt.result, attempt.failure_class
         if scored is None:
-            scored = Scored(family=task_id.split(":")[1], tier="unknown", fields=_unscored())
+            scored = Scored(family=task_id.split(":")[1], tier="unknown", fields=_unscored(task_id))
         how: dict[str, Any] = result.stats() if result is not None else {}
         status: EpisodeStatus | NoResult = result.status if result else no_result(failure_class)
         message = attempt.message

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.task_id import FAMILIES
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import reward_version
 from orchestrator.agents.loader import check_agent_loads
 from orchestrator.errors import RunFolderError
 from orchestrator.host.private_files import dump_json
@@ -69,7 +69,7 @@ def execute(
         key_fingerprint=key.fingerprint,
         task_ids=tuple(task_ids),
         config=config.describe(),
-        reward_version=REWARD_VERSION,
+        reward_version=reward_version(config.split),
     )
     check_agent_loads(config.agent, (key.raw.hex(),))
     identity = check_folder(config.out, identity, resume)

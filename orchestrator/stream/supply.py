@@ -29,7 +29,7 @@ from causal_gym.scoring.answer import EpisodeScore
 from causal_gym.scoring.reward import score_submission
 from causal_gym.scoring.validate import Accepted, Rejected, validate_submission
 from causal_gym.task import HiddenTruth
-from causal_gym.versions import REWARD_VERSION
+from causal_gym.versions import task_reward_version
 from orchestrator.errors import StreamError
 from orchestrator.run.head_key import load_key_file, write_key_to
 from orchestrator.stream.types import Made, StreamScore, score_components
@@ -116,14 +116,14 @@ class TaskSupply:
             if isinstance(checked, Accepted)
             else None
         )
-        score = EpisodeScore(record)
+        score = EpisodeScore(record, task_reward_version(kept.truth.task_id))
         errors = checked.errors if isinstance(checked, Rejected) else ()
         return StreamScore(
             valid=score.submitted,
             errors=tuple(errors),
             reward=score.reward,
             clipped_reward=score.clipped_reward,
-            reward_version=REWARD_VERSION,
+            reward_version=score.reward_version,
             family=kept.truth.family.value,
             **score_components(score.fields()),
         )

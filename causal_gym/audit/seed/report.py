@@ -44,7 +44,7 @@ from causal_gym.audit.summary import (
     width_sweep,
 )
 from causal_gym.contracts.families import contract_of
-from causal_gym.versions import REWARD_VERSION, generator_version
+from causal_gym.versions import generator_version, reward_version
 
 
 class HonestSummary(RewardSummary, CoveredSummary):
@@ -252,7 +252,7 @@ def summarize(run: AuditRun) -> SeedReport:
             for g, m in linear.items()
         },
         "expert_tasks": sum(r.expert for r in rows),
-        "reward_version": REWARD_VERSION,
+        "reward_version": reward_version(run.namespace),
         "generator_version": generator_version(run.namespace),
         "bayes_prior": {
             g: paired([r.bayes_reward for r in m], [r.reward for r in m]) for g, m in pooled.items()

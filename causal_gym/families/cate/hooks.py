@@ -12,6 +12,7 @@ import numpy as np
 from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.rng_keys.derive import TaskStreams
+from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
 
@@ -54,6 +55,20 @@ class CateHooks(FamilyHooks):
 
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
         return dict(zip(levels, scm.level_effects(), strict=True))
+
+    def task_anchors(
+        self,
+        scm: Scm,
+        marginals: Mapping[str, Marginal],
+        rng: np.random.Generator,
+        rows: Mapping[str, int],
+        levels: tuple[str, ...],
+    ) -> dict[str, float] | None:
+        """Each level's r (anchor.py)."""
+        from causal_gym.families.cate.anchor import level_anchors, level_variances
+
+        anchors = level_anchors(scm, level_variances(scm, marginals, rng), rows["data.csv"])
+        return dict(zip(levels, anchors, strict=True))
 
     def certify_sample(
         self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams

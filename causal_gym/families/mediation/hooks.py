@@ -7,11 +7,13 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 import networkx as nx
+import numpy as np
 
 from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.scm.identification import satisfies_backdoor
+from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
 
@@ -74,6 +76,20 @@ class MediationHooks(FamilyHooks):
         delta = next((e.weights[0] for e in into_y if e.parent == MEDIATOR_ID), 0.0)
         total = scm.total_effect()
         return {"direct": total - alpha * delta, "indirect": alpha * delta, "total": total}
+
+    def task_anchors(
+        self,
+        scm: Scm,
+        marginals: Mapping[str, Marginal],
+        rng: np.random.Generator,
+        rows: Mapping[str, int],
+        levels: tuple[str, ...],
+    ) -> dict[str, float] | None:
+        """Each effect's r (anchor.py)."""
+        from causal_gym.families.mediation.anchor import best_parts, effect_anchors
+
+        parts = best_parts(scm, marginals, rng)
+        return effect_anchors(scm, parts, rows["data.csv"], rng)
 
     def certify_sample(
         self, scm: Scm, sample: CleanSample, plan: TaskPlan, streams: TaskStreams

@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import ClassVar
 
+import numpy as np
 from pydantic import BaseModel
 
 from causal_gym.families.obs_vs_rct.bias import calibrated_confounder, omitted_bias_in_ses
@@ -29,6 +30,7 @@ from causal_gym.plan.task_plan import EffectClass, TaskPlan, block_classes
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.rng_keys.keys import DerivationKey
 from causal_gym.scm.certify import CONFOUNDING_REASON
+from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import Scm
 from causal_gym.scm.sample import CleanSample
 from causal_gym.scoring.reward import brier_skill
@@ -140,6 +142,20 @@ class ObsVsRctHooks(FamilyHooks):
         if plan.generator_version >= 3:  # the bias's size, drawn and disclosed
             declared["bias_spread"] = "disclosed"
         return StagedExtra({"trial.csv": data}, coding, declared)
+
+    def task_anchors(
+        self,
+        scm: Scm,
+        marginals: Mapping[str, Marginal],
+        rng: np.random.Generator,
+        rows: Mapping[str, int],
+        levels: tuple[str, ...],
+    ) -> dict[str, float] | None:
+        """The ATE's r: the pool of the two files' efficient estimators (anchor.py)."""
+        from causal_gym.families.obs_vs_rct.anchor import file_variances, pooled_anchor
+
+        variances = file_variances(scm, marginals, rng)
+        return {"ate": pooled_anchor(scm, variances, rows["data.csv"], rows["trial.csv"], rng)}
 
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         if not isinstance(submission, ObsVsRctSubmission):
