@@ -20,7 +20,7 @@ from causal_gym.audit.knowledge import (
     staged_features,
 )
 from causal_gym.generate.draw import plan_task
-from causal_gym.generate.ols_anchor import _design, ols_anchor
+from causal_gym.generate.ols_anchor import design_matrix, ols_anchor
 from causal_gym.generate.pipeline import draw_scm
 from causal_gym.plan.effects import HALF_WIDTH_HIGH, effect_prior
 from causal_gym.plan.task_plan import EffectClass
@@ -139,7 +139,7 @@ def test_the_ols_anchor_is_the_variance_of_ols_on_the_optimal_set(family: str, d
     y, t = big.columns[OUTCOME_ID], big.columns[TREATMENT_ID].astype(float)
 
     def ols_variance(ids: tuple[str, ...]) -> float:
-        x = np.column_stack([np.ones(len(y)), t, _design(scm, big.columns, list(ids))])
+        x = np.column_stack([np.ones(len(y)), t, design_matrix(scm, big.columns, list(ids))])
         beta, *_ = np.linalg.lstsq(x, y, rcond=None)
         return float(np.var(y - x @ beta) * np.linalg.inv(x.T @ x / len(y))[1, 1])
 
