@@ -79,6 +79,11 @@ class FamilyHooks:
     effect_size_subject: ClassVar[str] = "the true ATE"
     effect_size_detail: ClassVar[str] = ""
 
+    def effect_size_note(self, declared: Mapping[str, str]) -> str:
+        """What the README adds to the effect-size line about this family's estimands
+        (a task's declared facts may say which generator's prior it was drawn from)."""
+        return self.effect_size_detail
+
     def __init__(self, contract: FamilyContract) -> None:
         self.contract = contract
 
@@ -132,6 +137,13 @@ class FamilyHooks:
         """Whether an SCM without a hidden confounder still gets an unobserved cause of
         the treatment alone, drawn the same way (obs_vs_rct under generator 3)."""
         return False
+
+    def mediator_outcome_weight(
+        self, rng: np.random.Generator, alpha: float, generator_version: int
+    ) -> float:
+        """The declared mediator's weight on the outcome, given the treatment's on the
+        mediator (`alpha`): a family with `declared_mediator` draws it."""
+        raise NotImplementedError(f"{self.contract.name} declares no mediator")
 
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
         """The exact truth of each estimand; `levels` names the modifier's levels in

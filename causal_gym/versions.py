@@ -29,6 +29,11 @@ byte. Train tasks (fresh-key streams, the audits) use the newest. History
    from PANES (Manacorda, Miguel and Vigorito 2011), did's state panel from the
    castle-doctrine data (Cheng and Hoekstra 2013); every other train task stages the
    bytes version 4 staged.
+6. mediation's indirect effect drawn uniformly between -B and B, B log-uniform on
+   [0.2, 0.8], the README saying so (families/mediation/hooks.py): version 3-5's
+   product of two weights bounded away from zero left a gap around zero with sharp
+   edges that a posterior under the disclosure exploited on the hard tier (issue 41).
+   Every other train task stages the bytes version 5 staged.
 
 REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
 the agent never sees (an anchor width, an interval level, a weight) or to the formula
@@ -58,7 +63,7 @@ from typing import Final
 
 from causal_gym.namespaces import Namespace
 
-GENERATOR_VERSION: Final = 5
+GENERATOR_VERSION: Final = 6
 #: The version each frozen split was frozen with (its manifest records the same).
 FROZEN_VERSIONS: Final = {
     Namespace.EVAL_V1: 2,

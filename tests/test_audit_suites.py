@@ -45,11 +45,12 @@ def test_the_committed_report_round_trips_through_its_model(name: str) -> None:
 def reproduces(made_by: int, families: tuple[str, ...]) -> bool:
     """Whether today's generator stages these families' train tasks as generator
     `made_by` did: no version since changed any of them (versions.py: version 4 the
-    real tier's covariate families, version 5 the design families with a real table)."""
+    real tier's covariate families, version 5 the design families with a real table,
+    version 6 mediation)."""
     from causal_gym.realdata.design_tables import design_families
     from causal_gym.task_id import REAL_FAMILIES
 
-    changed_by = {4: REAL_FAMILIES, 5: design_families()}
+    changed_by = {4: REAL_FAMILIES, 5: design_families(), 6: ("mediation",)}
     today = generator_version("train")
     changed = {f for v in range(made_by + 1, today + 1) for f in changed_by[v]}
     return made_by >= 3 and not set(families) & changed

@@ -5,6 +5,7 @@ audit's leakage and gain checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ from causal_gym.audit.knowledge import (
 from causal_gym.generate.draw import plan_task
 from causal_gym.generate.ols_anchor import design_matrix, ols_anchor
 from causal_gym.generate.pipeline import draw_scm
+from causal_gym.hooks import hooks_of
 from causal_gym.plan.effects import HALF_WIDTH_HIGH, effect_prior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.posterior import (
@@ -112,7 +114,7 @@ def test_generator_3_draws_the_same_scm_but_the_effect() -> None:
 
 
 def test_frozen_splits_stay_at_generator_2_and_only_train_readmes_disclose_the_sizes() -> None:
-    assert generator_version("train") == 5
+    assert generator_version("train") == 6
     assert {generator_version(s) for s in ("eval-v1", "eval-v2", "eval-expert-v1")} == {2}
     line = "Effect size: the true ATE was drawn uniformly between -A and A"
     for task_id, disclosed in (
@@ -279,6 +281,32 @@ def test_multi_estimand_readmes_disclose_their_effect_sizes_under_generator_3() 
         widths = sorted(high for _, _, high in disclosed_prior(train, family).pieces)
         assert 1.0 < widths[0] < widths[-1] < HALF_WIDTH_HIGH
         assert disclosed_prior(frozen, family) == STANDARD_PRIOR
+
+
+def test_generator_6_draws_mediations_indirect_effect_without_a_gap(default_key) -> None:
+    """The indirect effect is uniform on [-B, B], B log-uniform on [0.2, 0.8]: no gap
+    around zero (generator 5 had |indirect| >= 0.15), no mass past 0.8, the README
+    says so and the bayes-prior probe reads which prior it was (issue 41). A share
+    near zero of 0.135 = 0.05 E[1/B] is expected; 2,000 SCMs put its SD at 0.008."""
+    from causal_gym.reference.estimand_probes import estimand_priors
+
+    values = {}
+    for version in (5, 6):
+        drawn = []
+        for i in range(2000):
+            tid = TaskId.parse(f"train:mediation:{10**8 + i}")
+            plan = dataclasses.replace(plan_task(default_key, tid, 1000), generator_version=version)
+            scm, _ = draw_scm(plan, derive_streams(default_key, tid, 0))
+            drawn.append(hooks_of("mediation").estimand_values(scm, ())["indirect"])
+        values[version] = np.abs(np.asarray(drawn))
+    assert values[5].min() >= 0.15 - 1e-12  # the old gap
+    assert values[6].max() <= 0.8
+    assert np.mean(values[6] < 0.05) == pytest.approx(0.05 * 3.75 / math.log(4), abs=0.04)
+    readme = cached_task("train:mediation:4").public.files["README.md"].decode()
+    assert "The indirect effect was drawn uniformly between -B and B" in readme
+    assert estimand_priors(readme, "mediation") != estimand_priors(
+        cached_task("train:cate:4").public.files["README.md"].decode(), "mediation"
+    )
 
 
 def test_every_generator_3_extract_has_an_unobserved_cause_of_treatment(default_key) -> None:

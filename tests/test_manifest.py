@@ -53,11 +53,11 @@ def test_ids_outside_the_manifest_are_errors(default_key, task_id: str) -> None:
 
 def test_the_manifest_records_the_generator_it_was_frozen_by(default_key) -> None:
     """eval-v1 was re-frozen once, by generator 2 (CHANGELOG.md), and stays at 2 while
-    train tasks move on (generator 5); a manifest from another generator version is
+    train tasks move on (generator 6); a manifest from another generator version is
     refused by name, not reported as 500 mismatches."""
     manifest = load_manifest("eval-v1")
     assert manifest.generator_version == generator_version("eval-v1") == 2
-    assert GENERATOR_VERSION == generator_version("train") == 5
+    assert GENERATOR_VERSION == generator_version("train") == 6
     older = manifest.model_copy(update={"generator_version": 1})
     with pytest.raises(
         GeneratorVersionError,

@@ -18,6 +18,7 @@ the probe (reference/estimand_probes.py) runs the same in the audit and as the
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from functools import cache
 
@@ -37,36 +38,41 @@ PRIOR_BINS = 40
 _FIRST_INDEX = 10**9
 
 
-#: The namespace whose generator version each table entry describes.
-GENERATOR_NAMESPACES = {"generator-2": "eval-v2", "generator-3": "train"}
+#: Each table entry: the namespace its SCMs are drawn in and the generator version
+#: they are drawn at, and the families it covers. "generator-3" is what generators 3-5
+#: drew (their READMEs carry the effect-size line); "generator-6" only mediation's,
+#: whose indirect effect generator 6 draws from a smooth prior (families/mediation).
+GENERATOR_ENTRIES: dict[str, tuple[str, int, tuple[str, ...]]] = {
+    "generator-2": ("eval-v2", 2, ("cate", "mediation", "obs_vs_rct")),
+    "generator-3": ("train", 5, ("cate", "mediation", "obs_vs_rct")),
+    "generator-6": ("train", 6, ("mediation",)),
+}
 
 
 def priors_table() -> dict[str, dict[str, dict[str, list[list[float]]]]]:
     """reference/estimand_priors.json's content: generator -> family -> kind -> pieces."""
-    from causal_gym.task_id import EVAL_V2_FAMILIES
-
     return {
         generator: {
             family: {
                 kind: [list(piece) for piece in prior.pieces]
-                for kind, prior in empirical_prior(namespace, family).items()
+                for kind, prior in empirical_prior(namespace, family, version).items()
             }
-            for family in EVAL_V2_FAMILIES
+            for family in families
         }
-        for generator, namespace in GENERATOR_NAMESPACES.items()
+        for generator, (namespace, version, families) in GENERATOR_ENTRIES.items()
     }
 
 
 @cache
-def empirical_prior(namespace: str, family: str) -> dict[str, Prior]:
+def empirical_prior(namespace: str, family: str, version: int) -> dict[str, Prior]:
     """Estimand kind -> its prior ("level" for every cate level, else the estimand's
-    name), at the generator version of `namespace`."""
+    name), as generator `version` draws the family's SCMs in `namespace`."""
     key = resolve_key(environ={})
     spec = hooks_of(family)
     values: dict[str, list[float]] = {}
     for i in range(SCMS_PER_PRIOR):
         tid = TaskId.parse(f"{namespace}:{family}:{_FIRST_INDEX + i}")
-        plan = plan_task(key, tid, staged_rows=1000)
+        plan = dataclasses.replace(plan_task(key, tid, staged_rows=1000), generator_version=version)
         scm, naming = draw_scm(plan, derive_streams(key, tid, 0))
         levels = naming.columns[scm.modifier].levels if scm.modifier is not None else ()
         for name, value in spec.estimand_values(scm, levels).items():

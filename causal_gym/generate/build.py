@@ -20,7 +20,7 @@ from causal_gym.generate.real_tier import (
     real_node,
     real_roots,
 )
-from causal_gym.hooks import hooks_of
+from causal_gym.hooks import FamilyHooks, hooks_of
 from causal_gym.plan.effects import EffectPrior
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.plan.tiers import TierSpec
@@ -276,7 +276,9 @@ def _linear_scm(
             mediator_links.append((m, delta))
 
     if shape.declared_mediator:
-        mediator, alpha, delta = _declared_mediator(b, roots.get(Role.CONFOUNDER, []), is_null)
+        mediator, alpha, delta = _declared_mediator(
+            b, roots.get(Role.CONFOUNDER, []), is_null, shape, prior.generator_version
+        )
         mediated += alpha * delta
         mediator_links.append((mediator, delta))
 
@@ -318,15 +320,19 @@ def _modifier(b: _Builder, level_range: tuple[int, int]) -> str:
 
 
 def _declared_mediator(
-    b: _Builder, confounders: list[str], is_null: bool
+    b: _Builder,
+    confounders: list[str],
+    is_null: bool,
+    shape: FamilyHooks,
+    generator_version: int,
 ) -> tuple[str, float, float]:
     """The mediation family's declared mediator: caused by T and by up to two
     observed confounders (so the mediator-outcome relation is confounded, but only
     through declared pre-treatment columns). Returns its id, the T->M and the M->Y
-    weights."""
+    weights; the family's hooks draw the second (its prior depends on the generator)."""
     alpha = b.signed(0.5, 1.0)
     parents = [(TREATMENT_ID, alpha)]
     chosen = b.rng.permutation(len(confounders))[: min(2, len(confounders))]
     parents += [(confounders[int(i)], b.signed(0.2, 0.5)) for i in chosen]
-    delta = 0.0 if is_null else b.signed(0.3, 0.8)
+    delta = 0.0 if is_null else shape.mediator_outcome_weight(b.rng, alpha, generator_version)
     return b.child("k1", Role.DECLARED_MEDIATOR, parents, 1.0), alpha, delta

@@ -145,6 +145,9 @@ class _AttWording:
         self.effect_size_detail = self._ate.effect_size_detail
         self.estimands = ("att",)
 
+    def effect_size_note(self, declared: object) -> str:
+        return self.effect_size_detail
+
     def readme_lines(self, declared: object = None) -> list[str]:
         return ["Report a 90% interval for the effect on the treated in the `estimate`, "
                 "`ci_lower` and `ci_upper` fields."]  # fmt: skip

@@ -160,6 +160,8 @@ def prior_only(a: Analysis) -> Answer:
     return {**a.answer(), "bias_probability": PRIORS["obs_vs_rct"]}
 
 
+#: What a generator-6 mediation README says of its indirect effect (hooks.py writes it).
+SMOOTH_INDIRECT_NOTE = "The indirect effect was drawn uniformly between -B and B"
 #: The effect priors the public generator induces on each estimand, by generator
 #: (scripts/estimand_priors.py writes it from causal_gym/audit/effect_priors.py).
 PRIORS_FILE = "estimand_priors.json"
@@ -176,10 +178,16 @@ def _posterior() -> Any:
 
 def estimand_priors(readme: str, family: str) -> dict[str, Any]:
     """Estimand kind ("level" for cate's levels, else the estimand's name) -> its
-    prior (posterior.Prior) under the generator that made the task: 3 when the README
+    prior (posterior.Prior) under the generator that made the task: 6 when a mediation
+    README says its indirect effect was drawn between -B and B, 3 when the README
     carries the effect-size line, else 2 (the frozen eval-v2 split)."""
     posterior = _posterior()
-    generator = "generator-3" if posterior.discloses_effect_sizes(readme) else "generator-2"
+    if SMOOTH_INDIRECT_NOTE in readme:
+        generator = "generator-6"
+    elif posterior.discloses_effect_sizes(readme):
+        generator = "generator-3"
+    else:
+        generator = "generator-2"
     table = json.loads(Path(__file__).with_name(PRIORS_FILE).read_text("utf-8"))
     return {
         kind: posterior.Prior(0.0, tuple((w, lo, hi) for w, lo, hi in pieces))

@@ -62,6 +62,8 @@ class FamilyWording(Protocol):
     @property
     def effect_size_detail(self) -> str: ...
 
+    def effect_size_note(self, declared: Mapping[str, str]) -> str: ...
+
     @property
     def estimands(self) -> tuple[str, ...]: ...
 
@@ -136,15 +138,18 @@ def _family_section(spec: FamilyWording, declared: dict[str, str]) -> list[str]:
     return [shared, *spec.readme_lines(declared)]
 
 
-def effect_size_line(outcome: str, spec: FamilyWording) -> str:
-    """The disclosed effect-size prior (plan/effects.py); reference/posterior.py reads
-    its numbers back, and its presence tells a generator-3 task."""
+def effect_size_line(
+    outcome: str, spec: FamilyWording, declared: Mapping[str, str] | None = None
+) -> str:
+    """The disclosed effect-size prior (plan/effects.py) and the family's note on how
+    its estimands split it; reference/posterior.py reads its numbers back, and its
+    presence tells a generator-3 task."""
     from causal_gym.plan.effects import HALF_WIDTH_HIGH, HALF_WIDTH_LOW
 
     return (
         f"Effect size: {spec.effect_size_subject} was drawn uniformly between -A and A (in "
         f"units of `{outcome}`), with A drawn log-uniformly between {HALF_WIDTH_LOW:g} and "
-        f"{HALF_WIDTH_HIGH:g}.{spec.effect_size_detail}"
+        f"{HALF_WIDTH_HIGH:g}.{spec.effect_size_note(declared or {})}"
     )
 
 
@@ -248,7 +253,7 @@ def render_readme(facts: ReadmeFacts, rng: np.random.Generator) -> str:
         ]
     lines += _family_section(spec, facts.declared)
     if facts.effect_sizes:
-        lines.append(effect_size_line(outcome.name, spec))
+        lines.append(effect_size_line(outcome.name, spec, facts.declared))
     lines += [
         "",
         "Submit exactly one JSON object matching this schema with the `submit_answer` "

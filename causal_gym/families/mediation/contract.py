@@ -20,6 +20,12 @@ from causal_gym.contracts.contract import FamilyContract, Triple
 from causal_gym.contracts.submissions import Interval
 from causal_gym.namespaces import Namespace
 
+#: The first generator version whose indirect effect is drawn uniformly between -B
+#: and B, B log-uniform on INDIRECT_HALF_WIDTH (hooks.py says why); before it the
+#: mediator's weight on the outcome was uniform between 0.3 and 0.8 in size.
+SMOOTH_INDIRECT_VERSION = 6
+INDIRECT_HALF_WIDTH = (0.2, 0.8)
+
 #: `total.estimate` may differ from direct + indirect by this share of their size
 #: (floating-point rounding of a sum written out in decimal).
 SUM_TOLERANCE = 1e-6

@@ -1,21 +1,39 @@
 """How `mediation` tasks are drawn and worded: one declared mediator, no other, and
-sequential ignorability on the hidden graph."""
+sequential ignorability on the hidden graph.
+
+The indirect effect's prior (generator 6). Until generator 5 the indirect effect was
+the treatment's weight on the mediator (0.5-1.0 in size) times the mediator's on the
+outcome (0.3-0.8), either sign, as the README disclosed: a support with a gap around
+zero (|indirect| >= 0.15) and sharp edges, which a posterior under that disclosure
+used to beat the reference by +0.0063 a task on the hard tier, where the interval is
+wide next to that structure (issue 41). From generator 6 the indirect effect itself
+is drawn uniformly between -B and B, B log-uniform on INDIRECT_HALF_WIDTH, as the
+total effect is on its own range: a flat density through zero, out to an edge that
+falls off smoothly (it is 1/max(|x|, 0.2) - 1/0.8, up to a constant), and the
+mediator's weight on the outcome is the indirect effect over the treatment's on the
+mediator. The README says so; the reference stays the delta-method interval.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import ClassVar
 
 import networkx as nx
 import numpy as np
 
-from causal_gym.hooks import FamilyHooks
+from causal_gym.families.mediation.contract import INDIRECT_HALF_WIDTH, SMOOTH_INDIRECT_VERSION
+from causal_gym.hooks import FamilyHooks, StagedExtra
 from causal_gym.plan.task_plan import TaskPlan
+from causal_gym.reference.estimand_probes import SMOOTH_INDIRECT_NOTE
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.scm.identification import satisfies_backdoor
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
+from causal_gym.staging.mess import MessPlan
+from causal_gym.staging.naming import Naming
 
 #: The declared mediator's node id in the hidden SCM (generate/build.py draws it).
 MEDIATOR_ID = "k1"
@@ -33,6 +51,40 @@ class MediationHooks(FamilyHooks):
     # The declared mediator is the only one: another would carry part of the
     # "direct" effect through a column the README calls post-treatment.
     max_role_counts: ClassVar[Mapping[str, int]] = {"mediators": 0}
+
+    def effect_size_note(self, declared: Mapping[str, str]) -> str:
+        if declared.get("indirect_prior") != "smooth":
+            return self.effect_size_detail
+        low, high = INDIRECT_HALF_WIDTH
+        return (
+            f" {SMOOTH_INDIRECT_NOTE}, with B drawn "
+            f"log-uniformly between {low:g} and {high:g}; the treatment's weight on the "
+            "mediator is between 0.5 and 1.0 in size, either sign, and the mediator's weight "
+            "on the outcome is the indirect effect over it; the direct effect is the rest."
+        )
+
+    def mediator_outcome_weight(
+        self, rng: np.random.Generator, alpha: float, generator_version: int
+    ) -> float:
+        if generator_version < SMOOTH_INDIRECT_VERSION:  # the same two draws as before
+            return float(rng.uniform(0.3, 0.8) * rng.choice((-1.0, 1.0)))
+        low, high = INDIRECT_HALF_WIDTH
+        half = math.exp(float(rng.uniform(math.log(low), math.log(high))))
+        return float(rng.uniform(-half, half)) / alpha
+
+    def stage_extra(
+        self,
+        scm: Scm,
+        naming: Naming,
+        mess_plan: MessPlan,
+        plan: TaskPlan,
+        streams: TaskStreams,
+    ) -> StagedExtra | None:
+        """No file beyond data.csv; from generator 6 the README's note on the indirect
+        effect's prior (a declared fact, so the README renderer knows it)."""
+        if plan.generator_version < SMOOTH_INDIRECT_VERSION:
+            return StagedExtra()
+        return StagedExtra(declared={"indirect_prior": "smooth"})
 
     def readme_lines(self, declared: Mapping[str, str] | None = None) -> list[str]:
         return [
