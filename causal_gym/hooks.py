@@ -196,6 +196,20 @@ class FamilyHooks:
         candidate's)."""
         return None
 
+    def anchor_spreads(
+        self,
+        scm: Scm,
+        naming: Naming,
+        rows: Mapping[str, int],
+        replicates: int,
+        rng: np.random.Generator,
+    ) -> dict[str, tuple[float, float]] | None:
+        """For each estimand, the centre its task anchor is built on and 2 z_0.95 SD of
+        the efficient estimator on `replicates` fresh samples of the SCM
+        (generate/fresh_rows.py; audit/anchor_spread.py compares them). None: the
+        family has no such anchor."""
+        return None
+
     # --- scoring ----------------------------------------------------------------
     def score_components(self, truth: HiddenTruth, submission: BaseModel) -> dict[str, float]:
         """Each of the contract's `components`, scored against the hidden truth."""

@@ -41,9 +41,10 @@ def test_the_committed_estimand_report_tests_every_estimand() -> None:
     assert "first_level" in report.families["cate"].coverage
     assert set(report.hack_probes["obs_vs_rct"]) >= {"observational_only", "trial_only"}
     assert set(report.forecasts) == {"obs_vs_rct"}
-    # Generator 3's train tasks under reward version 2, with the checks of issue 24:
-    # obs_vs_rct's confounding is a real test, and knowing the generator buys little.
-    assert report.reward_version == 2 and report.generator_version == 3
+    # Generator 6's train tasks (mediation's smooth indirect prior) under reward
+    # version 3 (anchors from the task), with the checks of issue 24: obs_vs_rct's
+    # confounding is a real test, and knowing the generator buys little.
+    assert report.reward_version == 3 and report.generator_version == 6
     assert set(report.confounding) == {"obs_vs_rct"} and set(report.bayes_prior) == set(FAMILIES)
 
 
@@ -109,8 +110,11 @@ def test_each_check_fails_when_its_numbers_are_bad(perturb: Any, check: str) -> 
 @pytest.mark.slow
 def test_live_estimand_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> None:
     """The smallest run the CLI takes (20 per family, one key): every family and
-    estimand reported, honest width = r, plots, exit code and FAIL lines that
-    follow the recomputed checks (a run this small is underpowered, and says so)."""
+    estimand reported, the honest width above the task's anchor r (reward version 3: r
+    is the 5% quantile of the efficient estimator's own width; 1.03 cate, 1.09-1.10
+    mediation and 1.67 obs_vs_rct on average at 400 a family), plots, exit code and
+    FAIL lines that follow the recomputed checks (a run this small is underpowered,
+    and says so)."""
     out = tmp_path / "audit.json"
     proc = causal_gym_cli(
         "audit", "--families", "eval-v2", "--per-family", "20", "--keys", "1",
@@ -118,7 +122,7 @@ def test_live_estimand_audit_reports_and_exits_by_its_checks(tmp_path: Path) -> 
     )  # fmt: skip
     live = EstimandReport.model_validate_json(out.read_text())
     assert tuple(live.families) == FAMILIES and live.keys[0].materialized == 60
-    assert all(abs(s.mean_width_ratio - 1.0) < 1e-9 for s in live.families.values())
+    assert all(1.0 < s.mean_width_ratio < 2.5 for s in live.families.values())
     assert_cli_follows_checks(SUITE, live, proc, tmp_path)
 
 

@@ -27,12 +27,19 @@ the residual variance is estimated.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from causal_gym.errors import GenerationError
 from causal_gym.generate.efficiency import outcome_noise_variance
+from causal_gym.generate.fresh_rows import (
+    EstimatorPlan,
+    Spread,
+    ols_coefficients,
+    regressors,
+    spreads,
+)
 from causal_gym.generate.ols_anchor import (
     CandidateSet,
     TreatmentSide,
@@ -43,8 +50,12 @@ from causal_gym.generate.ols_anchor import (
 from causal_gym.generate.width_quantile import chi2_shrink
 from causal_gym.reference.analyst import Z
 from causal_gym.scm.marginals import Marginal
-from causal_gym.scm.model import Scm
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
+from causal_gym.scm.sample import CleanSample, sample_clean
+from causal_gym.staging.naming import Naming
 
+#: A level's estimator on one clean sample.
+Estimate = Callable[[CleanSample], float]
 #: Rows of T's ancestry behind a cate anchor: a level's moments rest on its own share
 #: of them, so the linear tiers' 20,000 left each level's r a 0.5-0.7% relative SD
 #: across anchor draws; 100,000 bring it to 0.2-0.3% for 68 ms of CPU a task (one
@@ -107,3 +118,43 @@ def level_anchors(scm: Scm, variances: tuple[float, ...], n_used: int) -> tuple[
     regressors = 2 * len(variances) + len(scm.pre_treatment_ids)
     shrink = chi2_shrink(n_used - regressors)
     return tuple(width * shrink for width in level_widths(variances, n_used))
+
+
+def _level_estimator(scm: Scm, members: tuple[str, ...], k: int, levels: int) -> Estimate:
+    """Level k's effect: OLS on T x level, the level dummies and `members`."""
+    modifier = scm.modifier
+    assert modifier is not None
+    rest = tuple(m for m in members if m != modifier)
+
+    def estimate(sample: CleanSample) -> float:
+        codes = sample.columns[modifier]
+        t = sample.columns[TREATMENT_ID].astype(np.float64)
+        cells = [t * (codes == j) for j in range(levels)]
+        dummies = [(codes == j).astype(np.float64) for j in range(1, levels)]
+        x = regressors(scm, sample, rest, *cells, *dummies)
+        return float(ols_coefficients(x, sample.columns[OUTCOME_ID])[1 + k])
+
+    return estimate
+
+
+def fresh_spreads(
+    scm: Scm,
+    naming: Naming,
+    rows: Mapping[str, int],
+    replicates: int,
+    rng: np.random.Generator,
+) -> dict[str, Spread]:
+    """Each level's centre and its estimator's spread on fresh rows (generate/fresh_rows.py),
+    under the set the formulas find best for it."""
+    assert scm.modifier is not None
+    levels = naming.columns[scm.modifier].levels
+    sets = candidate_sets(scm)
+    side = draw_treatment_side(scm, naming.marginals, rng, CATE_ANCHOR_DRAWS)
+    per_set = [candidate_level_variances(scm, side, c) for c in sets]
+    plans = {}
+    for k, level in enumerate(levels):
+        best = int(np.argmin([v[k] for v in per_set]))
+        estimate = _level_estimator(scm, sets[best].members, k, len(levels))
+        plans[level] = EstimatorPlan(estimate, float(per_set[best][k]))
+    n = rows["data.csv"]
+    return spreads(plans, lambda: sample_clean(scm, n, rng, naming.marginals), n, replicates)

@@ -9,12 +9,14 @@ from typing import ClassVar
 
 import numpy as np
 
+from causal_gym.generate.fresh_rows import Spread
 from causal_gym.hooks import FamilyHooks
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.rng_keys.derive import TaskStreams
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
+from causal_gym.staging.naming import Naming
 
 #: Each level's clean rows must hold at least this many of each arm.
 MIN_LEVEL_ARM_ROWS = 40
@@ -55,6 +57,18 @@ class CateHooks(FamilyHooks):
 
     def estimand_values(self, scm: Scm, levels: tuple[str, ...]) -> dict[str, float]:
         return dict(zip(levels, scm.level_effects(), strict=True))
+
+    def anchor_spreads(
+        self,
+        scm: Scm,
+        naming: Naming,
+        rows: Mapping[str, int],
+        replicates: int,
+        rng: np.random.Generator,
+    ) -> dict[str, Spread] | None:
+        from causal_gym.families.cate.anchor import fresh_spreads
+
+        return fresh_spreads(scm, naming, rows, replicates, rng)
 
     def task_anchors(
         self,

@@ -31,14 +31,21 @@ coverage and width checks see per estimand.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from causal_gym.errors import GenerationError
-from causal_gym.families.mediation.hooks import MEDIATOR_ID
+from causal_gym.families.mediation.contract import MEDIATOR_ID
 from causal_gym.generate.efficiency import outcome_noise_variance
+from causal_gym.generate.fresh_rows import (
+    EstimatorPlan,
+    Spread,
+    ols_coefficients,
+    regressors,
+    spreads,
+)
 from causal_gym.generate.ols_anchor import (
     CandidateSet,
     TreatmentSide,
@@ -50,6 +57,8 @@ from causal_gym.generate.width_quantile import WIDTH_DRAWS, low_quantile, varian
 from causal_gym.reference.analyst import Z
 from causal_gym.scm.marginals import Marginal
 from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
+from causal_gym.scm.sample import CleanSample, sample_clean
+from causal_gym.staging.naming import Naming
 
 
 @dataclass(frozen=True)
@@ -139,3 +148,42 @@ def effect_anchors(
         )[name]
         anchors[name] = low_quantile(2.0 * Z * np.sqrt(np.asarray(drawn) / n_used))
     return anchors
+
+
+def _effect_estimator(
+    scm: Scm, members: tuple[str, ...], name: str
+) -> Callable[[CleanSample], float]:
+    """The product-of-coefficients estimate of one effect, adjusting for `members`."""
+
+    def estimate(sample: CleanSample) -> float:
+        t = sample.columns[TREATMENT_ID].astype(np.float64)
+        m = sample.columns[MEDIATOR_ID]
+        a = ols_coefficients(regressors(scm, sample, members, t), m)[1]
+        outcome = ols_coefficients(
+            regressors(scm, sample, members, t, m), sample.columns[OUTCOME_ID]
+        )
+        direct, b = outcome[1], outcome[2]
+        return float({"direct": direct, "indirect": a * b, "total": direct + a * b}[name])
+
+    return estimate
+
+
+def fresh_spreads(
+    scm: Scm,
+    naming: Naming,
+    rows: Mapping[str, int],
+    replicates: int,
+    rng: np.random.Generator,
+) -> dict[str, Spread]:
+    """Each effect's centre and its estimator's spread on fresh rows
+    (generate/fresh_rows.py), under the set the formulas find best for it."""
+    sets = candidate_sets(scm)
+    side = draw_treatment_side(scm, naming.marginals, rng)
+    per_set = [candidate_parts(scm, side, c).variances() for c in sets]
+    plans = {}
+    for name in ("direct", "indirect", "total"):
+        best = int(np.argmin([float(v[name]) for v in per_set]))
+        estimate = _effect_estimator(scm, sets[best].members, name)
+        plans[name] = EstimatorPlan(estimate, float(per_set[best][name]))
+    n = rows["data.csv"]
+    return spreads(plans, lambda: sample_clean(scm, n, rng, naming.marginals), n, replicates)

@@ -20,6 +20,8 @@ from causal_gym.contracts.contract import FamilyContract, Triple
 from causal_gym.contracts.submissions import Interval
 from causal_gym.namespaces import Namespace
 
+#: The declared mediator's node id in the hidden SCM (generate/build.py draws it).
+MEDIATOR_ID = "k1"
 #: The first generator version whose indirect effect is drawn uniformly between -B
 #: and B, B log-uniform on INDIRECT_HALF_WIDTH (hooks.py says why); before it the
 #: mediator's weight on the outcome was uniform between 0.3 and 0.8 in size.

@@ -23,7 +23,12 @@ from typing import ClassVar
 import networkx as nx
 import numpy as np
 
-from causal_gym.families.mediation.contract import INDIRECT_HALF_WIDTH, SMOOTH_INDIRECT_VERSION
+from causal_gym.families.mediation.contract import (
+    INDIRECT_HALF_WIDTH,
+    MEDIATOR_ID,
+    SMOOTH_INDIRECT_VERSION,
+)
+from causal_gym.generate.fresh_rows import Spread
 from causal_gym.hooks import FamilyHooks, StagedExtra
 from causal_gym.plan.task_plan import TaskPlan
 from causal_gym.reference.estimand_probes import SMOOTH_INDIRECT_NOTE
@@ -34,9 +39,6 @@ from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
 from causal_gym.scm.sample import CleanSample
 from causal_gym.staging.mess import MessPlan
 from causal_gym.staging.naming import Naming
-
-#: The declared mediator's node id in the hidden SCM (generate/build.py draws it).
-MEDIATOR_ID = "k1"
 
 
 class MediationHooks(FamilyHooks):
@@ -128,6 +130,18 @@ class MediationHooks(FamilyHooks):
         delta = next((e.weights[0] for e in into_y if e.parent == MEDIATOR_ID), 0.0)
         total = scm.total_effect()
         return {"direct": total - alpha * delta, "indirect": alpha * delta, "total": total}
+
+    def anchor_spreads(
+        self,
+        scm: Scm,
+        naming: Naming,
+        rows: Mapping[str, int],
+        replicates: int,
+        rng: np.random.Generator,
+    ) -> dict[str, Spread] | None:
+        from causal_gym.families.mediation.anchor import fresh_spreads
+
+        return fresh_spreads(scm, naming, rows, replicates, rng)
 
     def task_anchors(
         self,

@@ -25,11 +25,25 @@ from collections.abc import Mapping
 import numpy as np
 
 from causal_gym.generate.efficiency import outcome_noise_variance
-from causal_gym.generate.ols_anchor import ols_anchor
+from causal_gym.generate.fresh_rows import (
+    EstimatorPlan,
+    Spread,
+    ols_coefficients,
+    regressors,
+    spreads,
+)
+from causal_gym.generate.ols_anchor import (
+    candidate_sets,
+    draw_treatment_side,
+    ols_anchor,
+    treatment_residual,
+)
 from causal_gym.generate.width_quantile import low_quantile, variance_scatter
 from causal_gym.reference.analyst import Z
 from causal_gym.scm.marginals import Marginal
-from causal_gym.scm.model import Scm
+from causal_gym.scm.model import OUTCOME_ID, TREATMENT_ID, Scm
+from causal_gym.scm.sample import CleanSample, sample_clean
+from causal_gym.staging.naming import Naming
 
 #: R_T in the trial: a fair coin's variance.
 TRIAL_TREATMENT_VARIANCE = 0.25
@@ -65,3 +79,39 @@ def pooled_anchor(
     trial_hat = trial * variance_scatter(rng, n_trial - regressors)
     widths = 2.0 * Z / np.sqrt(n_extract / extract_hat + n_trial / trial_hat)
     return low_quantile(widths)
+
+
+def fresh_spreads(
+    scm: Scm,
+    naming: Naming,
+    rows: Mapping[str, int],
+    replicates: int,
+    rng: np.random.Generator,
+) -> dict[str, Spread]:
+    """The pool's centre and its spread on fresh rows (generate/fresh_rows.py): OLS on
+    the extract's best set and on the trial with every declared column, each on its
+    own fresh sample, pooled with the formulas' weights."""
+    sets = candidate_sets(scm)
+    side = draw_treatment_side(scm, naming.marginals, rng)
+    base = outcome_noise_variance(scm)
+    extract = [c.outcome_variance(base) / treatment_residual(side, c.members) for c in sets]
+    best = sets[int(np.argmin(extract))].members
+    n_extract, n_trial = rows["data.csv"], rows["trial.csv"]
+    w_extract = n_extract / min(extract)
+    w_trial = n_trial / (base / TRIAL_TREATMENT_VARIANCE)
+    everything = tuple(scm.pre_treatment_ids)
+
+    def coefficient(sample: CleanSample, members: tuple[str, ...]) -> float:
+        t = sample.columns[TREATMENT_ID].astype(np.float64)
+        x = regressors(scm, sample, members, t)
+        return float(ols_coefficients(x, sample.columns[OUTCOME_ID])[1])
+
+    def pooled(sample: CleanSample) -> float:
+        trial = sample_clean(scm, n_trial, rng, naming.marginals, randomized=True)
+        both = w_extract * coefficient(sample, best) + w_trial * coefficient(trial, everything)
+        return both / (w_extract + w_trial)
+
+    # the plan's variance is the pool's whole variance, so it is read at one "row"
+    plan = EstimatorPlan(pooled, 1.0 / (w_extract + w_trial))
+    draw = lambda: sample_clean(scm, n_extract, rng, naming.marginals)  # noqa: E731
+    return spreads({"ate": plan}, draw, 1, replicates)

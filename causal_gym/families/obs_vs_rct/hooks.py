@@ -25,6 +25,7 @@ from causal_gym.families.obs_vs_rct.contract import (
     bias_spread_sentence,
 )
 from causal_gym.families.obs_vs_rct.trial import trial_csv
+from causal_gym.generate.fresh_rows import Spread
 from causal_gym.hooks import FamilyHooks, StagedExtra
 from causal_gym.plan.task_plan import EffectClass, TaskPlan, block_classes
 from causal_gym.rng_keys.derive import TaskStreams
@@ -142,6 +143,18 @@ class ObsVsRctHooks(FamilyHooks):
         if plan.generator_version >= 3:  # the bias's size, drawn and disclosed
             declared["bias_spread"] = "disclosed"
         return StagedExtra({"trial.csv": data}, coding, declared)
+
+    def anchor_spreads(
+        self,
+        scm: Scm,
+        naming: Naming,
+        rows: Mapping[str, int],
+        replicates: int,
+        rng: np.random.Generator,
+    ) -> dict[str, Spread] | None:
+        from causal_gym.families.obs_vs_rct.anchor import fresh_spreads
+
+        return fresh_spreads(scm, naming, rows, replicates, rng)
 
     def task_anchors(
         self,
