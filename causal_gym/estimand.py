@@ -25,6 +25,7 @@ class Estimand(Sealed):
     reference_width: float
     scale: float
     #: The level of the interval score in the loss (scoring/reward.py): 0.12 where r is
-    #: the reference's own 90% width; 0.10, the proper score of a 90% interval, where
-    #: r is a property of the task (an efficiency bound, the optimal OLS's width).
+    #: the reference's own 90% width (eval-v2, reward version 2); 0.10, the proper
+    #: score of a 90% interval, where r is a property of the task (an efficiency
+    #: bound, the optimal OLS's width, a multi-estimand family's anchor.py).
     interval_alpha: float = 0.12

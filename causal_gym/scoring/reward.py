@@ -13,8 +13,11 @@ interval score of a 90% interval, whose expected value is smallest at an analyst
 own calibrated 90% interval, so a more efficient analyst earns its narrower interval;
 the kink only punishes claiming more precision than the task allows.
 
-The multi-estimand families keep version 1's design: r is the reference's own 90%
-width and W is scored at the 88% level, which with the kink puts the expected loss of
+The multi-estimand families (cate, mediation, obs_vs_rct) anchor on the task too
+from reward version 3 (each family's anchor.py: the efficient linear estimator's
+width from the SCM, at the 5% quantile of its own estimate) and score at 0.10. The
+frozen eval-v2 keeps version 2, where they had version 1's design: r the reference's
+own 90% width and W at the 88% level, which with the kink puts the expected loss of
 a centred interval at its minimum at exactly width r. The audits check that no other
 level pays, on every family.
 """

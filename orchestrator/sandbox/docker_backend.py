@@ -117,7 +117,11 @@ def reap_containers(
     now = time.time() if now is None else now
     host = socket.gethostname()
     removed = []
-    for container in client.containers.list(all=True, filters={"label": LABEL}):
+    # ignore_removed: list() inspects each container it found, one by one, and one that
+    # another reaper or its own runner removes in between is gone (a 404 that once
+    # failed a reap under xdist); it needs no reaping then.
+    listed = client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
+    for container in listed:
         labels = container.labels
         owner_host, _, owner_pid = labels.get(LABEL_OWNER, ":").rpartition(":")
         stale = float(labels.get(LABEL_DEADLINE, "0")) < now
