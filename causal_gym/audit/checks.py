@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from causal_gym.audit import stats
 
@@ -83,6 +83,28 @@ class WidthSweep(Model):
     coverage: tuple[float, ...]
     diff_mean_vs_90: tuple[float, ...]
     diff_sd_vs_90: tuple[float, ...]
+
+
+class SliceCoverage(Model):
+    n: int
+    covered: int
+
+
+class Slice(Model):
+    """One public slice's numbers (audit/slices.py: family x public tier, x estimand
+    where a family answers several). `bayes_prior` and `model_gain` are task rewards on
+    a task slice and estimand rewards on an estimand slice."""
+
+    family: str
+    tier: str
+    estimand: str | None = None
+    n: int
+    bayes_prior: Paired
+    #: E_post[probe - reference] per task (mean and SD; None where the suite's probe
+    #: has no posterior of its own).
+    model_gain: Paired | None = None
+    coverage: dict[str, SliceCoverage] = Field(default_factory=dict)
+    width_sweep: WidthSweep | None = None
 
 
 class Leakage(Model):

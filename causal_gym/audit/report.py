@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field
 
-from causal_gym.audit.checks import CONSISTENCY_BUDGET, Check, KeyRun, Model, Paired
+from causal_gym.audit.checks import CONSISTENCY_BUDGET, Check, KeyRun, Model, Paired, Slice
 
 R = TypeVar("R", bound="SuiteReport")
 
@@ -33,6 +33,9 @@ class SuiteReport(Model):
     generator_version: int | None = None
     #: The bayes-prior probe minus honest, by family (audit/knowledge.py).
     bayes_prior: dict[str, Paired] = Field(default_factory=dict)
+    #: Every public slice's numbers (audit/slices.py); empty in reports made before
+    #: slices, and for a suite whose families are each audited on one tier.
+    slices: dict[str, Slice] = Field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

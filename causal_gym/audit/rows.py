@@ -20,6 +20,7 @@ class TaskRow:
     key: str  # the key's label, never the key
     task_id: str
     family: str
+    tier: str  # the public tier, which the audit's slices group by (audit/slices.py)
     attempts: int  # generation attempts the task reports
     reward: float  # the honest reference's
     estimand_reward: float
@@ -61,6 +62,7 @@ def row_start(task: Task, key_label: str, honest: ScoreRecord) -> dict[str, Any]
         "key": key_label,
         "task_id": task.public.task_id,
         "family": task.public.family.value,
+        "tier": task.public.tier.value,
         "attempts": task.public.generation_attempts,
         "reward": honest.reward,
         "estimand_reward": honest.estimand_reward,

@@ -49,6 +49,7 @@ from causal_gym.audit.checks import (
 from causal_gym.audit.design.rows import HIDDEN_PAIRS, DesignRow
 from causal_gym.audit.knowledge import BAYES_GAIN_TARGET, gain_check, leakage, leakage_check
 from causal_gym.audit.report import SuiteReport, seal
+from causal_gym.audit.slices import slice_check_count, slice_checks, summarize_slices
 from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import family_frame, paired, reward_fields
 from causal_gym.contracts.families import contract_of
@@ -136,7 +137,9 @@ def summarize(run: AuditRun) -> DesignReport:
     found = {f: _hidden_leakage(f, g) for f, g in groups.items()}
     numbers["leakage"] = {f: leak for f, leak in found.items() if leak is not None}
     # coverage, reward band, sweep and the generator-aware gain per family; the leakage
+    numbers["slices"] = summarize_slices(run.rows, lambda r: {"interval": r.covered})
     consistency = 4 * len(groups) + len(numbers["leakage"])
+    consistency += slice_check_count(numbers["slices"])
     return seal(numbers, DesignReport, evaluate, consistency)
 
 
@@ -154,5 +157,6 @@ def evaluate(report: dict[str, Any]) -> list[Check]:
             checks.append(below_check(f"{name} below the reference ({family})", gap))
     checks += [gain_check(f, gain, alpha) for f, gain in report.get("bayes_prior", {}).items()]
     checks += [leakage_check(f, found, alpha) for f, found in report.get("leakage", {}).items()]
+    checks += slice_checks(report.get("slices", {}), alpha, BAYES_GAIN_TARGET)
     checks.append(powered_check(checks))
     return checks

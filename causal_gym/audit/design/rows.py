@@ -53,7 +53,6 @@ def _at_level(fit: DesignFit, level: float) -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class DesignRow(TaskRow):
-    tier: str
     subtier: str
     covered: bool
     sweep_estimand: tuple[float, ...]
@@ -86,7 +85,6 @@ def audit_design_task(task: Task, key_label: str) -> DesignRow:
     )
     return DesignRow(
         **row_start(task, key_label, ref),
-        tier=task.public.tier.value,
         subtier=task.hidden.subtier or "",
         covered=ref.covered,
         sweep_estimand=tuple(s.estimand_reward for s in sweep),

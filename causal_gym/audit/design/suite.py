@@ -11,6 +11,8 @@ from typing import Any
 from causal_gym.audit.design.report import DesignReport, evaluate, summarize
 from causal_gym.audit.design.rows import audit_design_task
 from causal_gym.audit.knowledge import knowledge_table
+from causal_gym.audit.report import SuiteReport
+from causal_gym.audit.slices import slices_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
 from causal_gym.plan.tiers import Tier
@@ -62,6 +64,10 @@ def knowledge(report: DesignReport) -> Table:
     return knowledge_table(report.bayes_prior, report.leakage, {})
 
 
+def slices(report: SuiteReport) -> Table:
+    return slices_table(report.slices)
+
+
 def plots(report: DesignReport, rows: list[Any], report_path: Path) -> list[Path]:
     from causal_gym.audit.design.plots import write  # matplotlib only when plotting
 
@@ -82,6 +88,7 @@ SUITE = AuditSuite(
         "probes": probes_table,
         "subtiers": subtiers_table,
         "knowledge": knowledge,
+        "slices": slices,
     },
     plots=plots,
 )

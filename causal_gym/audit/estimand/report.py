@@ -34,6 +34,7 @@ from causal_gym.audit.checks import (
 from causal_gym.audit.estimand.rows import EstimandRow, probe_names, tested_estimands
 from causal_gym.audit.knowledge import gain_check, leakage, leakage_check
 from causal_gym.audit.report import SuiteReport, seal
+from causal_gym.audit.slices import slice_check_count, slice_checks, summarize_slices
 from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import family_frame, paired, reward_fields
 
@@ -117,6 +118,8 @@ def summarize(run: AuditRun) -> EstimandReport:
     # the two residual-SD AUCs, the skill band, the metadata leakage
     consistency += 4 * len(numbers["confounding"])
     consistency += len(numbers["bayes_prior"])
+    numbers["slices"] = summarize_slices(run.rows, lambda r: r.covered)
+    consistency += slice_check_count(numbers["slices"])
     return seal(numbers, EstimandReport, evaluate, consistency)
 
 
@@ -231,5 +234,6 @@ def evaluate(report: dict[str, Any]) -> list[Check]:
     for family, c in report.get("confounding", {}).items():
         checks += confounding_checks(family, c, alpha)
     checks += [gain_check(f, gain, alpha) for f, gain in report.get("bayes_prior", {}).items()]
+    checks += slice_checks(report.get("slices", {}), alpha)
     checks.append(powered_check(checks))
     return checks

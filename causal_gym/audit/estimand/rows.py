@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from causal_gym.audit.knowledge import staged_features
+from causal_gym.audit.model_gain import answer_intervals, expected_estimand_gain, task_gain
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.rows import TaskRow, row_start, scored_answer
 from causal_gym.contracts.families import contract_of
@@ -58,6 +59,29 @@ class EstimandRow(TaskRow):
     confounded: bool | None = None
     residual_sds: tuple[float, float] | None = None
     leak_features: tuple[float, ...] = ()
+    #: The bayes-prior probe's expected gain under its own posterior (model_gain.py),
+    #: in task reward; and, where a family answers several named estimands
+    #: (mediation), its scored and expected gains per estimand in estimand reward.
+    model_gain: float | None = None
+    estimand_gains: dict[str, float] | None = None
+    estimand_model_gains: dict[str, float] | None = None
+
+
+def _expected_gains(task: Task, analysis: Analysis, answer: probes.Answer) -> dict[str, float]:
+    """Each estimand's expected gain of the bayes-prior answer over the honest one,
+    under the posterior the probe built it from (its prior, the reference's fit)."""
+    spec = contract_of(task.public.family)
+    priors = probes.estimand_priors(analysis.readme, spec.name)
+    ours = answer_intervals(task, answer)
+    theirs = answer_intervals(task, probes.honest(analysis))
+    gains = {}
+    for name, truth in task.hidden.estimands.items():
+        fit = analysis.fits[name]
+        prior = priors["level" if spec.per_level_estimands else name]
+        gains[name] = expected_estimand_gain(
+            prior, fit.estimate, fit.se, ours[name], theirs[name], truth
+        )
+    return gains
 
 
 def _covered_share(record: ScoreRecord) -> float:
@@ -76,7 +100,11 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandRow:
     prior = (
         scored_answer(task, probes.prior_only(analysis)) if ref.brier_skill is not None else None
     )
-    bayes = scored_answer(task, probes.bayes_prior(analysis))
+    bayes_answer = probes.bayes_prior(analysis)
+    bayes = scored_answer(task, bayes_answer)
+    expected = _expected_gains(task, analysis, bayes_answer)
+    spec = contract_of(family)
+    named = len(spec.estimands) > 1 and not spec.per_level_estimands
     first = next(iter(ref.estimands.values()))
     covered = {
         name: (first.covered if name == "first_level" else ref.estimands[name].covered)
@@ -102,4 +130,11 @@ def audit_estimand_task(task: Task, key_label: str) -> EstimandRow:
         confounded=confounded,
         residual_sds=spreads,
         leak_features=staged_features(task.public),
+        model_gain=task_gain(task, ref, expected),
+        estimand_gains=(
+            {n: bayes.estimands[n].reward - ref.estimands[n].reward for n in expected}
+            if named
+            else None
+        ),
+        estimand_model_gains=expected if named else None,
     )

@@ -11,6 +11,8 @@ from typing import Any
 from causal_gym.audit.estimand.report import EstimandReport, evaluate, summarize
 from causal_gym.audit.estimand.rows import audit_estimand_task
 from causal_gym.audit.knowledge import knowledge_table
+from causal_gym.audit.report import SuiteReport
+from causal_gym.audit.slices import slices_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
 
@@ -73,6 +75,10 @@ def knowledge(report: EstimandReport) -> Table:
     return knowledge_table(report.bayes_prior, leaks, {})
 
 
+def slices(report: SuiteReport) -> Table:
+    return slices_table(report.slices)
+
+
 def plots(report: EstimandReport, rows: list[Any], report_path: Path) -> list[Path]:
     from causal_gym.audit.estimand.plots import write  # matplotlib only when plotting
 
@@ -88,6 +94,11 @@ SUITE = AuditSuite(
     audit_task=audit_estimand_task,
     summarize=summarize,
     evaluate=evaluate,
-    tables={"families": families_table, "probes": probes_table, "knowledge": knowledge},
+    tables={
+        "families": families_table,
+        "probes": probes_table,
+        "knowledge": knowledge,
+        "slices": slices,
+    },
     plots=plots,
 )

@@ -33,6 +33,7 @@ from causal_gym.audit.knowledge import knowledge_checks
 from causal_gym.audit.policies import HACK_PROBES
 from causal_gym.audit.report import SuiteReport, seal
 from causal_gym.audit.seed.rows import SeedRow
+from causal_gym.audit.slices import slice_check_count, slice_checks, summarize_slices
 from causal_gym.audit.suite import AuditRun
 from causal_gym.audit.summary import (
     block_skill,
@@ -103,7 +104,9 @@ def consistency_checks(report: dict[str, Any]) -> int:
     sweeps = len(report["width_sweep"])
     third = 2 * len([g for g in report["third_party"] if g != "overall"])
     knowledge = sum(len(report.get(k, {})) for k in ("bayes_prior", "leakage", "efficient_ols"))
-    return coverage + bands + sweeps + third + knowledge
+    return (
+        coverage + bands + sweeps + third + knowledge + slice_check_count(report.get("slices", {}))
+    )
 
 
 def evaluate(report: dict[str, Any]) -> list[Check]:
@@ -164,6 +167,7 @@ def evaluate(report: dict[str, Any]) -> list[Check]:
             )
         )
     checks += knowledge_checks(report, alpha)
+    checks += slice_checks(report.get("slices", {}), alpha)
     checks.append(powered_check(checks))
     return checks
 
@@ -259,5 +263,6 @@ def summarize(run: AuditRun) -> SeedReport:
         },
         "leakage": null_leakage(nd),
         "efficient_ols": efficient_gaps(families),
+        "slices": summarize_slices(rows, lambda r: {"interval": r.covered}),
     }
     return seal(numbers, SeedReport, evaluate, consistency_checks(numbers))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from causal_gym.audit.knowledge import staged_features
+from causal_gym.audit.model_gain import answer_intervals, expected_estimand_gain, task_gain
 from causal_gym.audit.policies import (
     HACK_PROBES,
     SWEEP_POLICIES,
@@ -25,6 +26,7 @@ from causal_gym.contracts.families import contract_of
 from causal_gym.plan.task_plan import EffectClass
 from causal_gym.reference.aipw import aipw_submission
 from causal_gym.scoring.answer import episode_score
+from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import HiddenTruth, Task
 
 
@@ -45,6 +47,9 @@ class SeedRow(AteRow):
     #: half the real tier's on tables that support it): its honest answer is
     #: flexible.py's, and the linear third-party analyst is not compared on it.
     expert: bool = False
+    #: The bayes-prior probe's expected gain under its own posterior (model_gain.py);
+    #: 0 on null_detect, whose probe is the reference.
+    model_gain: float | None = None
 
 
 #: The families the efficient analyst is compared on (null_detect's honest answer is
@@ -61,6 +66,20 @@ def efficient_ols(view: Staged, truth: HiddenTruth) -> dict[str, object]:
     return fitted(view, kept, list(kept))
 
 
+def expected_gain(task: Task, view: Staged, answer: dict[str, object], ref: ScoreRecord) -> float:
+    """The bayes-prior answer's expected gain over the honest one under the posterior
+    it was built from (the disclosed prior, the reference's fit)."""
+    if view.dictionary.family == "null_detect":
+        return 0.0
+    [(name, truth)] = task.hidden.estimands.items()
+    ours, theirs = answer_intervals(task, answer), answer_intervals(task, honest(view))
+    fit = view.reference
+    gain = expected_estimand_gain(
+        view.effect_prior, fit.estimate, fit.se, ours[name], theirs[name], truth
+    )
+    return task_gain(task, ref, {name: gain})
+
+
 def audit_task(task: Task, key_label: str) -> SeedRow:
     view = staged_view(task.public)
     ref = scored_answer(task, honest(view))
@@ -71,7 +90,8 @@ def audit_task(task: Task, key_label: str) -> SeedRow:
     prior = scored_answer(task, prior_only(view)) if "prior_only" in spec.extra_probes else None
     files = task.public.files
     aipw = scored_answer(task, aipw_submission(files["README.md"].decode(), files["data.csv"]))
-    bayes = scored_answer(task, bayes_prior(view))
+    bayes_answer = bayes_prior(view)
+    bayes = scored_answer(task, bayes_answer)
     efficient = None
     nonlinear = view.dictionary.nonlinear  # the README says so: the flexible reference
     if not nonlinear and task.public.family.value in EFFICIENT_FAMILIES:
@@ -96,4 +116,5 @@ def audit_task(task: Task, key_label: str) -> SeedRow:
         structural_null=null,
         efficient_reward=efficient,
         expert=nonlinear,
+        model_gain=expected_gain(task, view, bayes_answer, ref),
     )

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from causal_gym.audit.knowledge import knowledge_table
+from causal_gym.audit.report import SuiteReport
 from causal_gym.audit.seed.report import SeedReport, evaluate, summarize
 from causal_gym.audit.seed.rows import audit_task
+from causal_gym.audit.slices import slices_table
 from causal_gym.audit.suite import AuditSuite
 from causal_gym.audit.tables import Table, table
 
@@ -69,6 +71,10 @@ def knowledge(report: SeedReport) -> Table:
     return knowledge_table(report.bayes_prior, report.leakage, report.efficient_ols)
 
 
+def slices(report: SuiteReport) -> Table:
+    return slices_table(report.slices)
+
+
 def plots(report: SeedReport, rows: list[Any], report_path: Path) -> list[Path]:
     from causal_gym.audit.seed.plots import write  # matplotlib only when plotting
 
@@ -84,6 +90,11 @@ SUITE = AuditSuite(
     audit_task=audit_task,
     summarize=summarize,
     evaluate=evaluate,
-    tables={"honest": honest_table, "probes": probes_table, "knowledge": knowledge},
+    tables={
+        "honest": honest_table,
+        "probes": probes_table,
+        "knowledge": knowledge,
+        "slices": slices,
+    },
     plots=plots,
 )
