@@ -84,13 +84,23 @@ def expected_estimand_gain(
         post = Posterior(prior, estimate, se)
     except ValueError:
         return 0.0
+    points = posterior_points(post)
+    return weighted_gain(points, np.ones_like(points), probe, reference, truth)
+
+
+def weighted_gain(
+    truths: np.ndarray, weights: np.ndarray, probe: Triple, reference: Triple, truth: Estimand
+) -> float:
+    """The weighted mean over candidate truths of the probe's estimand reward minus
+    the reference's, each scored against the task's anchor, scale and level (a
+    posterior given as points, or as a grid with its density)."""
     r, scale, alpha = truth.reference_width, truth.scale, truth.interval_alpha
     gains = [
         estimand_score(theta, *probe, r, scale, alpha).reward
         - estimand_score(theta, *reference, r, scale, alpha).reward
-        for theta in posterior_points(post).tolist()
+        for theta in truths.tolist()
     ]
-    return float(np.mean(gains))
+    return float(np.average(gains, weights=weights))
 
 
 def answer_intervals(task: Task, answer: Mapping[str, object]) -> dict[str, Triple]:

@@ -70,9 +70,10 @@ def pieces(family: str) -> tuple[tuple[float, float], ...]:
     return tuple((low, high) for low, high in table[family])
 
 
-def posterior_answer(family: str, fit: DesignFit) -> tuple[float, float, float]:
-    """(median, 5%, 95%) of the truth under the family's prior pieces (scaled by the
-    staged outcome's SD) and N(estimate, se^2), se from the reference's interval."""
+def posterior_grid(family: str, fit: DesignFit) -> tuple[np.ndarray, np.ndarray] | None:
+    """The probe's posterior on a grid: the family's prior pieces (scaled by the
+    staged outcome's SD) times N(estimate, se^2), se from the reference's interval;
+    None when the data lie far outside the prior's support."""
     parts = np.asarray(pieces(family)) * fit.scale
     se = max(fit.width / (2.0 * Z90), 1e-12)
     low = min(parts[0, 0], fit.estimate - 8 * se)
@@ -83,8 +84,16 @@ def posterior_answer(family: str, fit: DesignFit) -> tuple[float, float, float]:
         if b > a:
             density += ((grid >= a) & (grid < b)) / (b - a)
     weight = density * np.exp(-0.5 * ((grid - fit.estimate) / se) ** 2)
-    if weight.sum() <= 0.0:  # the data far outside the prior's support: the data alone
+    return (grid, weight) if weight.sum() > 0.0 else None
+
+
+def posterior_answer(family: str, fit: DesignFit) -> tuple[float, float, float]:
+    """(median, 5%, 95%) of the truth under posterior_grid; the reference's own
+    answer when the data lie far outside the prior's support."""
+    found = posterior_grid(family, fit)
+    if found is None:
         return fit.estimate, fit.ci_lower, fit.ci_upper
+    grid, weight = found
     cdf = np.cumsum(weight)
     cdf = (cdf - 0.5 * weight) / cdf[-1]
     median, lower, upper = np.interp([0.5, 0.05, 0.95], cdf, grid)

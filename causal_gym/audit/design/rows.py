@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
-from causal_gym.audit.design.priors import DISCLOSED, posterior_answer
+from causal_gym.audit.design.priors import DISCLOSED, posterior_answer, posterior_grid
 from causal_gym.audit.knowledge import staged_features
+from causal_gym.audit.model_gain import task_gain, weighted_gain
 from causal_gym.audit.policies import SWEEP_LEVELS
 from causal_gym.audit.rows import TaskRow, row_start, scored_answer
 from causal_gym.contracts.families import contract_of
@@ -26,6 +27,7 @@ from causal_gym.reference.designs import (
     design_fit,
     parse_design_readme,
 )
+from causal_gym.scoring.reward import ScoreRecord
 from causal_gym.task import Task
 
 #: The hidden subtiers that share a tier and that only the model tells apart, as (tier,
@@ -62,6 +64,22 @@ class DesignRow(TaskRow):
     #: The generator-aware probe's reward (priors.py; iv's is the reference's).
     bayes_reward: float
     leak_features: tuple[float, ...]
+    #: The generator-aware probe's expected gain under its own posterior (model_gain.py;
+    #: 0 where the probe is the reference).
+    model_gain: float = 0.0
+
+
+def _expected_gain(task: Task, fit: DesignFit, ref: ScoreRecord) -> float:
+    """The generator-aware answer's expected gain over the reference's under the
+    probe's grid posterior (priors.py)."""
+    family = task.public.family.value
+    found = None if family in DISCLOSED else posterior_grid(family, fit)
+    if found is None:
+        return 0.0
+    [(name, truth)] = task.hidden.estimands.items()
+    probe = posterior_answer(family, fit)
+    reference = (fit.estimate, fit.ci_lower, fit.ci_upper)
+    return task_gain(task, ref, {name: weighted_gain(*found, probe, reference, truth)})
 
 
 def audit_design_task(task: Task, key_label: str) -> DesignRow:
@@ -83,6 +101,7 @@ def audit_design_task(task: Task, key_label: str) -> DesignRow:
         if family in DISCLOSED
         else scored_answer(task, _answer(estimand, *posterior_answer(family, fit)))
     )
+    model = _expected_gain(task, fit, ref)
     return DesignRow(
         **row_start(task, key_label, ref),
         subtier=task.hidden.subtier or "",
@@ -93,4 +112,5 @@ def audit_design_task(task: Task, key_label: str) -> DesignRow:
         probes_covered=covered,
         bayes_reward=bayes.reward,
         leak_features=staged_features(task.public),
+        model_gain=model,
     )
