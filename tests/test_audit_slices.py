@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ from causal_gym.reference.posterior import (
     posterior_answer,
 )
 from causal_gym.scoring.reward import estimand_score
+from tests.support.audit_checks import assert_only_this_check_fails
 
 Z90 = 1.6448536269514722
 #: The planted edge: the hard tier's disclosed prior, its estimate's SE and scale.
@@ -142,3 +144,29 @@ def test_every_public_slice_of_a_committed_report_is_checked(name: str) -> None:
     names = {c.name for c in report.checks}
     for key in report.slices:
         assert any(f"({key})" in n or f"({key}, " in n for n in names), key
+
+
+def _raised(parts: dict[str, Any], name: str, field: str) -> dict[str, Any]:
+    """The report's numbers with one slice's gain (scored or expected) at +0.03."""
+    chosen = parts["slices"][name]
+    gain = getattr(chosen, field).model_copy(update={"diff_mean": 0.03})
+    slices = {**parts["slices"], name: chosen.model_copy(update={field: gain})}
+    return {**parts, "slices": slices}
+
+
+@pytest.mark.parametrize(
+    ("slice_key", "field", "suffix"),
+    [
+        ("mediation/hard/indirect", "model_gain", ", expected under its posterior"),
+        ("mediation/hard", "bayes_prior", ""),
+    ],
+)
+def test_a_slice_check_fails_alone_when_its_gain_is_bad(
+    slice_key: str, field: str, suffix: str
+) -> None:
+    chosen = suite("estimand")
+    check = f"knowing the generator gains at most {BAYES_GAIN_TARGET} a task ({slice_key}{suffix})"
+    parts = chosen.load_committed().parts()
+    assert_only_this_check_fails(
+        chosen.evaluate, parts, lambda p: _raised(p, slice_key, field), check
+    )

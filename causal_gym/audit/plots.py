@@ -5,7 +5,9 @@ acceptance region. Each suite draws its own coverage plot from these parts
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +19,24 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from causal_gym.audit.checks import NOMINAL_COVERAGE
+from causal_gym.audit.checks import NOMINAL_COVERAGE, Paired
+from causal_gym.audit.knowledge import BAYES_GAIN_TARGET
+from causal_gym.audit.slices import in_display_order
 from causal_gym.audit.stats import binomial_acceptance
 
-#: The plots every suite writes, in this order, as <report stem>_<name>.png.
-PLOT_NAMES = ("width_sweep", "coverage", "rewards")
+#: The plots every suite writes, in this order, as <report stem>_<name>.png: the suite
+#: draws the first three, and `slices` is drawn here from the report alone.
+PLOT_NAMES = ("width_sweep", "coverage", "rewards", "slices")
 
 
-def write_plots(report_path: Path, draw: Mapping[str, Callable[[Path], None]]) -> list[Path]:
-    """Each plot drawn to its PNG beside the report; the suite supplies every name."""
+def write_plots(
+    report_path: Path, draw: Mapping[str, Callable[[Path], None]], report: Any
+) -> list[Path]:
+    """Each plot drawn to its PNG beside the report; the suite supplies every name
+    but the slices plot, which every suite shares."""
+    draw = {**draw, "slices": partial(plot_slices, report)}
     if tuple(draw) != PLOT_NAMES:
-        raise ValueError(f"a suite draws {PLOT_NAMES}, not {tuple(draw)}")
+        raise ValueError(f"a suite draws {PLOT_NAMES[:-1]}, not {tuple(draw)[:-1]}")
     stem = report_path.with_suffix("")
     paths = [Path(f"{stem}_{name}.png") for name in PLOT_NAMES]
     for path, drawer in zip(paths, draw.values(), strict=True):
@@ -81,3 +90,41 @@ def plot_rewards_by_family(report: Any, rows: list[Any], path: Path, title: str)
         ax.set_ylabel("reward (clipped at -1 for display)")
     fig.suptitle(title)
     save(fig, path)
+
+
+def plot_slices(report: Any, path: Path) -> None:
+    """The generator-aware probe's gain per public slice with 2-SE bars, scored (the
+    paired difference) and expected under its own posterior, against the 0.005 target.
+    A suite of one tier has no slices: its families are drawn."""
+    entries: list[tuple[str, Paired, Paired | None]] = [
+        (name, s.bayes_prior, s.model_gain) for name, s in in_display_order(report.slices)
+    ] or [(f, gain, None) for f, gain in report.bayes_prior.items() if f != "overall"]
+    fig, ax = plt.subplots(figsize=(8, 2.2 + 0.32 * len(entries)), layout="constrained")
+    y = np.arange(len(entries))[::-1]
+    for offset, pick, label in (
+        (0.15, lambda e: e[1], "scored: probe minus reference"),
+        (-0.15, lambda e: e[2], "expected under the probe's posterior"),
+    ):
+        shown = [(yy, pick(e)) for yy, e in zip(y, entries, strict=True) if pick(e) is not None]
+        if not shown:
+            continue
+        ax.errorbar(
+            [g.diff_mean for _, g in shown],
+            [yy + offset for yy, _ in shown],
+            xerr=[2 * g.diff_sd / math.sqrt(g.n) for _, g in shown],
+            fmt="o",
+            markersize=3,
+            capsize=2,
+            label=label,
+        )
+    ax.axvline(BAYES_GAIN_TARGET, color="red", linestyle="--", label="target: 0.005 a task")
+    ax.axvline(0.0, color="grey", linewidth=0.8)
+    ax.set_yticks(y, [e[0] for e in entries], fontsize=7)
+    ax.set_xlabel(
+        "bayes-prior probe's gain over the reference, bars 2 SE\n"
+        "(task reward; a slice named by an estimand: that estimand's reward)"
+    )
+    ax.set_title("What knowing the generator is worth, per public slice")
+    fig.legend(fontsize=7, loc="outside lower center", ncol=3)
+    fig.savefig(path, dpi=120)  # the constrained layout places the legend below
+    plt.close(fig)

@@ -38,6 +38,7 @@ from causal_gym.audit.checks import (
 from causal_gym.audit.knowledge import BAYES_GAIN_TARGET, gain_check
 from causal_gym.audit.summary import paired, width_sweep
 from causal_gym.audit.tables import Table, table
+from causal_gym.plan.tiers import Tier
 
 
 def excludes_target(s: Slice) -> bool:
@@ -50,6 +51,25 @@ def _gains(values: Sequence[float]) -> Paired:
     return paired(values, [0.0] * len(values))
 
 
+def _tier_order(tier: str) -> int:
+    """Easy to hard, then the expert and real tiers (plan/tiers.py's order)."""
+    return list(Tier).index(Tier(tier))
+
+
+def in_display_order(slices: Mapping[str, Slice]) -> list[tuple[str, Slice]]:
+    """Family by family as the report lists them, each tier's task slice, then its
+    estimand slices."""
+    families = list(dict.fromkeys(s.family for s in slices.values()))
+    return sorted(
+        slices.items(),
+        key=lambda item: (
+            families.index(item[1].family),
+            _tier_order(item[1].tier),
+            item[1].estimand or "",
+        ),
+    )
+
+
 def slice_name(family: str, tier: str, estimand: str | None = None) -> str:
     return f"{family}/{tier}" + (f"/{estimand}" if estimand else "")
 
@@ -58,41 +78,46 @@ def summarize_slices(
     rows: Sequence[Any], covered_of: Callable[[Any], Mapping[str, bool]]
 ) -> dict[str, Slice]:
     """Every slice of the rows (which carry family, tier, reward, bayes_reward,
-    sweep_estimand and sweep_covered, and may carry model_gain, estimand_gains and
+    model_gain, sweep_estimand and sweep_covered, and may carry estimand_gains and
     estimand_model_gains), for families audited on more than one tier."""
     found: dict[str, Slice] = {}
     for family in dict.fromkeys(r.family for r in rows):
         mine = [r for r in rows if r.family == family]
-        tiers = list(dict.fromkeys(r.tier for r in mine))
+        tiers = sorted({r.tier for r in mine}, key=_tier_order)
         if len(tiers) < 2:
             continue
-        for tier in sorted(tiers):
+        for tier in tiers:
             group = [r for r in mine if r.tier == tier]
-            model = [r.model_gain for r in group if getattr(r, "model_gain", None) is not None]
-            flags = [covered_of(r) for r in group]
-            found[slice_name(family, tier)] = Slice(
-                family=family,
-                tier=tier,
-                n=len(group),
-                bayes_prior=paired([r.bayes_reward for r in group], [r.reward for r in group]),
-                model_gain=_gains(model) if len(model) == len(group) else None,
-                coverage={
-                    name: SliceCoverage(n=len(flags), covered=sum(f[name] for f in flags))
-                    for name in flags[0]
-                },
-                width_sweep=width_sweep(group),
-            )
+            found[slice_name(family, tier)] = _task_slice(family, tier, group, covered_of)
             for name in getattr(group[0], "estimand_gains", None) or {}:
-                modelled = [r.estimand_model_gains[name] for r in group]
                 found[slice_name(family, tier, name)] = Slice(
                     family=family,
                     tier=tier,
                     estimand=name,
                     n=len(group),
                     bayes_prior=_gains([r.estimand_gains[name] for r in group]),
-                    model_gain=_gains(modelled),
+                    model_gain=_gains([r.estimand_model_gains[name] for r in group]),
                 )
     return found
+
+
+def _task_slice(
+    family: str, tier: str, group: list[Any], covered_of: Callable[[Any], Mapping[str, bool]]
+) -> Slice:
+    flags = [covered_of(r) for r in group]
+    model = [r.model_gain for r in group]
+    return Slice(
+        family=family,
+        tier=tier,
+        n=len(group),
+        bayes_prior=paired([r.bayes_reward for r in group], [r.reward for r in group]),
+        model_gain=None if None in model else _gains(model),
+        coverage={
+            name: SliceCoverage(n=len(flags), covered=sum(f[name] for f in flags))
+            for name in flags[0]
+        },
+        width_sweep=width_sweep(group),
+    )
 
 
 def slice_check_count(slices: Mapping[str, Slice]) -> int:
@@ -126,11 +151,15 @@ def slices_table(slices: Mapping[str, Slice]) -> Table:
     def gain(p: Paired | None, n: int) -> str:
         if p is None:
             return ""
-        return f"{p.diff_mean:+.4f} ({p.diff_sd / math.sqrt(n):.4f})"
+        se = p.diff_sd / math.sqrt(n)
+        return f"{p.diff_mean:+.4f} ({se:.4f})" if se >= 5e-5 else f"{p.diff_mean:+.4f} (<0.0001)"
 
     rows = []
-    for name, s in slices.items():
-        cover = "; ".join(f"{c.covered / c.n:.3f}" for c in s.coverage.values())
+    for name, s in in_display_order(slices):
+        shares = {name: f"{c.covered / c.n:.3f}" for name, c in s.coverage.items()}
+        cover = "; ".join(
+            f"{name} {share}" if len(shares) > 1 else share for name, share in shares.items()
+        )
         if s.width_sweep is not None:
             sweep = s.width_sweep
             rivals = [

@@ -54,4 +54,5 @@ def write(report: DesignReport, rows: list[DesignRow], report_path: Path) -> lis
                 plot_rewards_by_family, report, rows, title="The reference versus each probe"
             ),
         },
+        report,
     )

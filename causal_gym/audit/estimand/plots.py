@@ -52,4 +52,5 @@ def write(report: EstimandReport, rows: list[EstimandRow], report_path: Path) ->
                 plot_rewards_by_family, report, rows, title="Honest answers versus hack probes"
             ),
         },
+        report,
     )

@@ -50,4 +50,5 @@ def write(report: ExpertReport, rows: list[ExpertRow], report_path: Path) -> lis
             "coverage": partial(plot_coverage, report),
             "rewards": partial(plot_rewards_by_family, report, rows, title=title),
         },
+        report,
     )

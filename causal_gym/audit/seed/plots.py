@@ -77,4 +77,5 @@ def write(report: SeedReport, rows: list[SeedRow], report_path: Path) -> list[Pa
             "coverage": partial(plot_coverage, report),
             "rewards": partial(plot_rewards, rows),
         },
+        report,
     )
