@@ -72,12 +72,12 @@ class DesignRow(TaskRow):
 def _expected_gain(task: Task, fit: DesignFit, ref: ScoreRecord) -> float:
     """The generator-aware answer's expected gain over the reference's under the
     probe's grid posterior (priors.py)."""
-    family = task.public.family.value
-    found = None if family in DISCLOSED else posterior_grid(family, fit)
+    family, tier = task.public.family.value, task.public.tier.value
+    found = None if family in DISCLOSED else posterior_grid(family, tier, fit)
     if found is None:
         return 0.0
     [(name, truth)] = task.hidden.estimands.items()
-    probe = posterior_answer(family, fit)
+    probe = posterior_answer(family, tier, fit)
     reference = (fit.estimate, fit.ci_lower, fit.ci_upper)
     return task_gain(task, ref, {name: weighted_gain(*found, probe, reference, truth)})
 
@@ -99,7 +99,9 @@ def audit_design_task(task: Task, key_label: str) -> DesignRow:
     bayes = (
         ref
         if family in DISCLOSED
-        else scored_answer(task, _answer(estimand, *posterior_answer(family, fit)))
+        else scored_answer(
+            task, _answer(estimand, *posterior_answer(family, task.public.tier.value, fit))
+        )
     )
     model = _expected_gain(task, fit, ref)
     return DesignRow(
