@@ -6,7 +6,8 @@ openenv_env.CausalGymEnvironment, behind a gate that wants the consumer's token.
 (`causal-gym-run stream openenv` runs this in the OpenEnv virtualenv.) Episodes are
 the WebSocket sessions at `/ws`, one sandbox each, at most `--max-sessions` at once
 (more are refused with OpenEnv's CAPACITY_REACHED), closed when the client
-disconnects or after `--idle-timeout` seconds without a message. OpenEnv's stateless
+disconnects or after `--idle-timeout` seconds without a message (IdleSessionClose:
+counted from the server's last reply, so a long tool call is never idle time). OpenEnv's stateless
 `POST /reset` builds a throwaway environment per request, which for a stream would
 claim a task and drop it, so it answers 409 with the way in instead; `POST /step` is
 OpenEnv's own (a malformed action gets its 422; a well-formed one, having no episode,
@@ -80,6 +81,50 @@ class ConsumerTokenGate:
         return False
 
 
+class IdleSessionClose:
+    """ASGI middleware: a WebSocket whose client sends nothing for `idle_timeout_s`
+    seconds while the server waits for its next message is closed, and OpenEnv then
+    ends its session (the sandbox goes with it).
+
+    Why not OpenEnv's own reaper (ConcurrencyConfig.session_timeout): it counts a
+    session idle from the end of its last step, so a tool call running longer than the
+    timeout had its session destroyed under it. With a 2 s timeout, an expert task's
+    reference kit took long enough under load that the episode's next step found no
+    session (tests/test_openenv.py failed that way once in CI). Here the clock runs
+    only while the server is waiting for the client."""
+
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], idle_timeout_s: float
+    ):
+        self.app = app
+        self._idle_s = idle_timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass HTTP through; give a WebSocket's app a receive that times out."""
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        closed = False
+
+        async def tracked_send(message: MutableMapping[str, Any]) -> None:
+            nonlocal closed
+            closed = closed or message["type"] == "websocket.close"
+            await send(message)
+
+        async def receive_or_close() -> MutableMapping[str, Any]:
+            nonlocal closed
+            if closed:
+                return await receive()
+            try:
+                return await asyncio.wait_for(receive(), self._idle_s)
+            except TimeoutError:
+                closed = True
+                await send({"type": "websocket.close", "code": 1000, "reason": "idle"})
+                return {"type": "websocket.disconnect", "code": 1000}
+
+        await self.app(scope, receive_or_close, tracked_send)
+
+
 async def _json(send: Send, status: int, body: dict[str, str]) -> None:
     payload = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(payload))]
@@ -124,9 +169,8 @@ def make_app(
         CausalGymAction,
         CausalGymObservation,
         env_name="causal_gym",
-        concurrency_config=ConcurrencyConfig(
-            max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s
-        ),
+        # no session_timeout: IdleSessionClose closes a quiet WebSocket instead
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions),
         state_cls=CausalGymState,
     )
 
@@ -135,6 +179,7 @@ def make_app(
             await asyncio.to_thread(env.close)
 
     app.router.on_shutdown.append(close_every_session)
+    app.add_middleware(IdleSessionClose, idle_timeout_s=idle_timeout_s)
     app.add_middleware(ConsumerTokenGate, token=token)
     return app
 

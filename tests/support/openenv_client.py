@@ -21,6 +21,10 @@ from orchestrator.integrations.openenv_client import CausalGymEnv
 from orchestrator.integrations.openenv_env import CausalGymAction
 
 REFERENCE = Path(__file__).resolve().parents[2] / "causal_gym" / "reference"
+#: The episode's kit run first waits this long, past the test server's 2 s idle
+#: timeout: a tool call is not idle time (OpenEnv's own reaper once ended a session
+#: under a slow call; openenv_server.IdleSessionClose says why).
+LONG_CALL_S = 3
 
 
 def client(url: str, token: str | None) -> GenericEnvClient:
@@ -30,9 +34,10 @@ def client(url: str, token: str | None) -> GenericEnvClient:
 
 def episode(url: str, token: str, kit_names: list[str]) -> dict[str, Any]:
     """With the typed client: reset; bash; python writing the family's reference kit
-    (JSON text arguments, as a model writes them); the kit run on the staged file; a
-    rejected submission; the reference answer; a step after the end. `kit_names` is
-    the family's reference kit, answer.py last (the test reads its contract)."""
+    (JSON text arguments, as a model writes them); the kit run on the staged file,
+    slowly (LONG_CALL_S); a rejected submission; the reference answer; a step after
+    the end. `kit_names` is the family's reference kit, answer.py last (the test reads
+    its contract)."""
     seen: dict[str, Any] = {"wire": []}
     kit = {name: (REFERENCE / name).read_text() for name in kit_names}
     write_kit = f"for name, text in {kit!r}.items():\n    open(name, 'w').write(text)\nprint('kit')"
@@ -50,7 +55,7 @@ def episode(url: str, token: str, kit_names: list[str]) -> dict[str, Any]:
         record("reset", env.reset())
         step(env, "bash", "bash", {"command": "ls"})
         step(env, "python", "python", json.dumps({"code": write_kit}))
-        run_kit = {"command": f"python {kit_names[-1]} /workspace"}
+        run_kit = {"command": f"sleep {LONG_CALL_S}; python {kit_names[-1]} /workspace"}
         ran = step(env, "reference", "bash", run_kit)
         answer = json.loads(ran.observation.output.strip().splitlines()[-1])
         seen["answer"] = answer
