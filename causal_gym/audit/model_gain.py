@@ -27,6 +27,7 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from causal_gym.errors import GenerationError
 from causal_gym.estimand import Estimand
 from causal_gym.hooks import hooks_of
 from causal_gym.reference.posterior import Posterior, Prior
@@ -35,8 +36,11 @@ from causal_gym.scoring.validate import Accepted, validate_submission
 from causal_gym.task import Task
 
 #: Quadrature points per posterior (stratified: the i-th is the (i + 0.5) / POINTS
-#: quantile). The score is piecewise linear in the truth, so the error falls as
-#: 1 / POINTS^2 away from the kinks; 400 puts it below 1e-4 of a reward.
+#: quantile). Measured against 40,000 points on 150 random posteriors (a gapped prior,
+#: null_detect's atom and pieces, a uniform one): 1.2e-4 of a reward off on average,
+#: -3e-5 signed, at most 1.1e-3 where a cell straddles the prior's gap or atom (the
+#: quantile function jumps there). Averaged over a slice's tasks that is far below the
+#: 0.005 the check is about; allocating points per piece would remove the jumps' share.
 POINTS = 400
 Triple = tuple[float, float, float]  # (estimate, lower, upper)
 
@@ -111,7 +115,7 @@ def answer_intervals(task: Task, answer: Mapping[str, object]) -> dict[str, Trip
         family, dict(answer), task.public.columns, tuple(task.hidden.estimands)
     )
     if not isinstance(checked, Accepted):
-        raise ValueError(f"{task.public.task_id}: an audit answer did not validate")
+        raise GenerationError(f"{task.public.task_id}: an audit answer did not validate")
     return hooks_of(family).contract.intervals(checked.submission)
 
 
