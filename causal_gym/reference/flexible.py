@@ -44,8 +44,8 @@ BOOSTING = {
 }
 
 
-def _design(clean: object, d: analyst.DataDictionary) -> np.ndarray:
-    columns = analyst.covariate_columns(clean, d.pre_treatment, d)
+def _design(clean: object, d: analyst.DataDictionary, covariates: tuple[str, ...]) -> np.ndarray:
+    columns = analyst.covariate_columns(clean, covariates, d)
     n = len(clean)  # type: ignore[arg-type]
     return np.column_stack(columns) if columns else np.zeros((n, 1))
 
@@ -70,17 +70,21 @@ def _cross_fit(x: np.ndarray, t: np.ndarray, y: np.ndarray) -> np.ndarray:
     return m1 - m0 + t * (y - m1) / e - (1 - t) * (y - m0) / (1 - e)
 
 
-def fit_flexible(staged: object, dictionary: analyst.DataDictionary) -> analyst.ReferenceFit:
-    """The reference fit of an expert task, in analyst.py's ReferenceFit."""
+def fit_flexible(
+    staged: object, dictionary: analyst.DataDictionary, covariates: tuple[str, ...] | None = None
+) -> analyst.ReferenceFit:
+    """The reference fit of an expert task, in analyst.py's ReferenceFit; `covariates`
+    defaults to every declared pre-treatment column (decisions.py fits other sets)."""
     d = dictionary
-    cleaned = analyst.clean_rows(staged, d, d.pre_treatment)
+    adjust = d.pre_treatment if covariates is None else covariates
+    cleaned = analyst.clean_rows(staged, d, adjust)
     clean = cleaned.frame
     t = clean["__t"].to_numpy(float)
     y = clean[d.outcome].to_numpy(float)
     n_treated = int(t.sum())
     usable = min(n_treated, len(t) - n_treated) >= 2 * FOLDS
     if usable:
-        score = _cross_fit(_design(clean, d), t, y)
+        score = _cross_fit(_design(clean, d, adjust), t, y)
         estimate = float(score.mean())
         se = float(score.std(ddof=1) / np.sqrt(len(score)))
     else:

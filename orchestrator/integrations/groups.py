@@ -75,7 +75,8 @@ class BoardRegistry:
         name = (settings.model_dump_json(), size)
         with self._lock:
             if name not in self._boards:
-                self._boards[name] = GroupBoard(settings.source(), size)
+                families = settings.families if settings.rendering != "readme" else None
+                self._boards[name] = GroupBoard(settings.source(), size, families)
             return self._boards[name]
 
     def close(self) -> None:

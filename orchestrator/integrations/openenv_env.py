@@ -3,9 +3,11 @@
 `reset` claims a fresh-key task from the stream and opens it in a sandbox of its own
 (integrations/session.py, the same TaskSession every adapter wraps); `step` runs one
 tool call (`bash`, `python` or `submit_answer`, with the project's argument checks,
-output caps and sandbox); the first valid submission ends the episode with the
-stream's clipped reward, and its components travel in the observation's typed `score`
-field (a field of the observation, not `metadata`, which some OpenEnv clients drop).
+output caps and sandbox; or, after `reset(rendering="analyst")`, the analyst
+toolset's `fit` and `report`, integrations/analyst_tools.py); the first valid
+submission ends the episode with the stream's clipped reward, and its components
+travel in the observation's typed `score` field (a field of the observation, not
+`metadata`, which some OpenEnv clients drop).
 
 The server holds only a consumer token for the stream: the key and the truths stay in
 the stream's supply workers, and a task arrives under an opaque handle, never its id.
@@ -16,6 +18,7 @@ which caps mcp below 2.0, and verifiers 0.4 pins mcp 2.0.0.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable
 from typing import Any, Literal
@@ -42,7 +45,7 @@ class CausalGymAction(Action):
     """One tool call: the tool's name and its JSON arguments (an object, or the JSON
     text a model wrote, which the tool checks as it would an agent's)."""
 
-    tool: Literal["bash", "python", "submit_answer"]
+    tool: Literal["bash", "python", "submit_answer", "fit", "report"]
     arguments: dict[str, Any] | str = Field(default_factory=dict)
 
 
@@ -93,14 +96,25 @@ class CausalGymEnvironment(Environment[CausalGymAction, CausalGymObservation, Ca
         self._state = CausalGymState()
 
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        rendering: str | None = None,
+        **kwargs: Any,
     ) -> CausalGymObservation:
         """The next task from the stream, in a fresh sandbox. `seed` is not used: every
-        task comes from the stream's fresh key, and which one is the stream's choice."""
+        task comes from the stream's fresh key, and which one is the stream's choice.
+        `rendering` "analyst" gives this episode the analyst toolset (fit and report)
+        instead of the server's rendering; the stream must then serve seed families."""
+        if rendering not in (None, "readme", "analyst"):
+            raise ValueError("rendering is 'readme' or 'analyst'")
         self._end_session()
         if self._source is None:
             self._source = self._make_source()
-        session = TaskSession(self._source, self._settings)
+        settings = self._settings
+        if rendering is not None:
+            settings = dataclasses.replace(settings, rendering=rendering)  # type: ignore[arg-type]
+        session = TaskSession(self._source, settings)
         task = session.start()
         self._session = session
         self._state = CausalGymState(

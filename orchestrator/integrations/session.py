@@ -25,6 +25,13 @@ from orchestrator.agents.budgets import TOOL_OUTPUT_CHARS
 from orchestrator.agents.episode import initial_messages
 from orchestrator.agents.tools import run_sandbox_tool, run_submit, tool_specs
 from orchestrator.errors import IntegrationError
+from orchestrator.integrations.analyst_tools import (
+    ANALYST_SYSTEM_PROMPT,
+    AnalystTools,
+    analyst_readme,
+    analyst_tool_specs,
+    kit_files,
+)
 from orchestrator.integrations.brief import BRIEF_SYSTEM_PROMPT, task_brief
 from orchestrator.integrations.sources import TaskSource
 from orchestrator.integrations.text_tools import parse_tool_calls
@@ -44,8 +51,10 @@ class SessionSettings:
     tool_output_chars: int = TOOL_OUTPUT_CHARS
     #: "readme": the task prompt and the whole README, as the project's agents see it;
     #: "brief": the question, the columns and a summary of data.csv in a few hundred
-    #: tokens (integrations/brief.py), for models too small to run an analysis.
-    rendering: Literal["readme", "brief"] = "readme"
+    #: tokens (integrations/brief.py), for models too small to run an analysis;
+    #: "analyst": the README's question and dictionary, and the tools fit and report,
+    #: whose numbers the family's kit computes (integrations/analyst_tools.py).
+    rendering: Literal["readme", "brief", "analyst"] = "readme"
 
 
 class TaskSession:
@@ -60,6 +69,7 @@ class TaskSession:
         self.score: StreamScore | None = None
         self.invalid_attempts = 0
         self.tool_calls = 0
+        self.analyst: AnalystTools | None = None
 
     def start(self, task: TaskWire | None = None, handle: str | None = None) -> TaskWire:
         """A task (the next from the source, or one of a group this session answers
@@ -68,13 +78,19 @@ class TaskSession:
         self.task = task or self.source.next_task()
         self.handle = handle or self.task.handle
         self.score, self.invalid_attempts, self.tool_calls = None, 0, 0
+        analyst = self.settings.rendering == "analyst"
+        if analyst:
+            analyst_readme(self.task)  # refuses a family the toolset does not answer
         box = make_sandbox(self.settings.sandbox, image=self.settings.image)
         try:
-            box.open(dict(self.task.files))
+            box.open({**(kit_files() if analyst else {}), **self.task.files})
         except BaseException:
             box.close()
             raise
         self.sandbox = box
+        self.analyst = (
+            AnalystTools(self.task, box, self.settings.tool_timeout_s) if analyst else None
+        )
         return self.task
 
     @property
@@ -85,12 +101,17 @@ class TaskSession:
         if self.settings.rendering == "brief":
             messages[0] = {"role": "system", "content": BRIEF_SYSTEM_PROMPT}
             messages[1] = {"role": "user", "content": task_brief(self._task())}
+        if self.settings.rendering == "analyst":
+            messages[0] = {"role": "system", "content": ANALYST_SYSTEM_PROMPT}
+            messages[1] = {"role": "user", "content": analyst_readme(self._task())}
         return messages
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        """The three tools as OpenAI function specs (submit_answer carries the task's
-        answer schema)."""
+        """The tools as OpenAI function specs: bash, python and submit_answer (which
+        carries the task's answer schema), or the analyst toolset's fit and report."""
+        if self.settings.rendering == "analyst":
+            return analyst_tool_specs()
         return tool_specs(self._task())
 
     @property
@@ -105,6 +126,8 @@ class TaskSession:
         self.tool_calls += 1
         if self.done:
             return "not run: a valid submission already ended the episode"
+        if self.analyst is not None:
+            return self._call_analyst(name, raw)
         if name == "submit_answer":
             outcome = run_submit(raw, task)
             if isinstance(outcome.validation, Accepted):
@@ -120,6 +143,21 @@ class TaskSession:
                 name, raw, self.sandbox, s.tool_timeout_s, s.tool_output_chars
             ).content
         return f"error: unknown tool {name!r}; the tools are bash, python and submit_answer"
+
+    def _call_analyst(self, name: str, raw: str) -> str:
+        assert self.analyst is not None
+        if name == "fit":
+            return self.analyst.fit(raw)
+        if name == "report":
+            content, validation = self.analyst.report(raw)
+            if isinstance(validation, Accepted):
+                task = self._task()
+                submission = validation.submission.model_dump(mode="json")
+                self.score = self.source.score(self.handle or task.handle, submission)
+            else:
+                self.invalid_attempts += 1
+            return content
+        return f"error: unknown tool {name!r}; the tools are fit and report"
 
     def call_text(self, completion: str) -> list[str]:
         """Run the <tool_call> blocks of a text completion one after another (they

@@ -10,11 +10,12 @@ fresh key (LocalSource: one machine, nobody else to keep the key from).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from orchestrator.errors import IntegrationError
+from orchestrator.integrations.analyst_tools import ANALYST_FAMILIES
 from orchestrator.integrations.sources import (
     DEFAULT_FAMILIES,
     LocalSource,
@@ -37,6 +38,29 @@ class AdapterSettings(BaseModel):
     #: Rollouts that answer one task (GRPO's group), for trainers that do not say:
     #: SkyRL's generator.n_samples_per_prompt. verl's is rollout.n.
     group_size: int = Field(1, ge=1, le=1024)
+    #: "readme": the README and the tools bash, python and submit_answer; "analyst":
+    #: the analyst toolset (integrations/analyst_tools.py: fit and report, the
+    #: family's kit computing the numbers), for the seed families.
+    rendering: Literal["readme", "analyst"] = "readme"
+
+    @model_validator(mode="after")
+    def _families_fit_the_rendering(self) -> Self:
+        if self.rendering == "analyst":
+            if "families" not in self.model_fields_set:
+                object.__setattr__(self, "families", ANALYST_FAMILIES)
+            other = [f for f in self.families if f not in ANALYST_FAMILIES]
+            if other:
+                raise ValueError(
+                    f"the analyst rendering answers {', '.join(ANALYST_FAMILIES)}, "
+                    f"not {', '.join(other)}"
+                )
+        return self
+
+    def session_settings(self) -> Any:
+        """The TaskSession settings these name (sandbox and rendering)."""
+        from orchestrator.integrations.session import SessionSettings
+
+        return SessionSettings(sandbox=self.sandbox, rendering=self.rendering)
 
     def source(self) -> TaskSource:
         """The source these settings name: a stream with its consumer token, or with

@@ -35,7 +35,7 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.rows import placeholder_parquet
-from orchestrator.integrations.session import SessionSettings, TaskSession
+from orchestrator.integrations.session import TaskSession
 from orchestrator.integrations.settings import adapter_settings
 from orchestrator.integrations.text_tools import observation, system_prompt_with_tools
 
@@ -57,7 +57,7 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         size = settings.group_size if self.slot is not None else 1
         self.board = BOARDS.get(settings, size)
         self.source = self.board.source
-        self.session = TaskSession(self.source, SessionSettings(sandbox=settings.sandbox))
+        self.session = TaskSession(self.source, settings.session_settings())
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
         """Claim the task of this env's group and stage it in a sandbox; the
@@ -66,7 +66,10 @@ class CausalGymEnv(BaseTextEnv):  # skyrl-gym ships no types: BaseTextEnv is Any
         group = self.slot if self.slot is not None else uuid.uuid4().hex
         task = self.session.start(*self.board.claim(group))
         system, user = self.session.messages
-        system = {"role": "system", "content": system_prompt_with_tools(self.session.tools)}
+        system = {
+            "role": "system",
+            "content": system_prompt_with_tools(self.session.tools, str(system["content"])),
+        }
         return [system, user], {"family": task.family.value, "n_rows": task.n_rows}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:

@@ -88,7 +88,15 @@ class StreamSource:
 class LocalSource:
     """Train tasks generated in this process under a fresh random key."""
 
-    def __init__(self, families: tuple[str, ...] = DEFAULT_FAMILIES, name: str = "local") -> None:
+    def __init__(
+        self,
+        families: tuple[str, ...] = DEFAULT_FAMILIES,
+        name: str = "local",
+        key_file: str | Path | None = None,
+    ) -> None:
+        """A fresh random key, or with `key_file` the key an earlier LocalSource's
+        `export_key` wrote (the same tasks again, in the same order: a sample fixed in
+        advance, as a pre-registered evaluation needs)."""
         from orchestrator.stream.supply import TaskSupply
 
         unknown = [f for f in families if f not in FAMILIES]
@@ -96,6 +104,9 @@ class LocalSource:
             raise IntegrationError(
                 f"unknown families {unknown}: accepted families are {', '.join(FAMILIES)}"
             )
+        if key_file is not None:
+            self._supply = TaskSupply(name, tuple(families), 0, 1, str(key_file), make_key=False)
+            return
         with tempfile.TemporaryDirectory(prefix="causal-gym-local-") as folder:
             key_path = str(Path(folder) / "key")
             self._supply = TaskSupply(name, tuple(families), 0, 1, key_path)

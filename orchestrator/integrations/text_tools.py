@@ -71,11 +71,12 @@ def _blocks(text: str) -> Iterator[str]:
         start = text.find(OPEN, end + len(CLOSE))
 
 
-def system_prompt_with_tools(tools: list[dict[str, Any]]) -> str:
-    """The agents' system prompt plus how to call the tools in text."""
+def system_prompt_with_tools(tools: list[dict[str, Any]], intro: str = SYSTEM_PROMPT) -> str:
+    """A system prompt (the agents', or a rendering's own) plus how to call the tools
+    in text."""
     listed = "\n".join(json.dumps(t["function"]) for t in tools)
     return (
-        f"{SYSTEM_PROMPT}\n\nYou can call these tools:\n<tools>\n{listed}\n</tools>\n"
+        f"{intro}\n\nYou can call these tools:\n<tools>\n{listed}\n</tools>\n"
         "To call one, write a JSON object with its name and arguments inside "
         '<tool_call></tool_call> tags, for example:\n<tool_call>\n{"name": "bash", '
         '"arguments": {"command": "head -5 data.csv"}}\n</tool_call>\n'

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from causal_gym.contracts.families import contracts
 from orchestrator.agents.episode import SYSTEM_PROMPT
 from orchestrator.errors import IntegrationError
+from orchestrator.integrations.analyst_tools import ANALYST_FAMILIES, ANALYST_SYSTEM_PROMPT
 from orchestrator.integrations.brief import BRIEF_FAMILIES, BRIEF_SYSTEM_PROMPT
 from orchestrator.integrations.groups import GroupBoard
 from orchestrator.integrations.session import SessionSettings, TaskSession
@@ -57,7 +58,7 @@ def trl_families() -> tuple[str, ...]:
 TRL_FAMILIES = trl_families()
 
 
-class RolloutEnvironment:
+class Rollout:
     """What every rollout's environment has besides its tools (TRL takes a subclass's
     public methods, but reset and get_reward, for the model's tools)."""
 
@@ -85,8 +86,14 @@ class RolloutEnvironment:
         task = self._session.task
         return hashlib.sha256(task.files["data.csv"]).hexdigest() if task else None
 
-    def get_reward(self) -> float:
-        """The scorer's clipped reward for this rollout (-1 without a valid answer)."""
+    @property
+    def done(self) -> bool:
+        """Whether a valid answer ended the episode."""
+        return self._session.done
+
+    def _score(self) -> float:
+        """The scorer's clipped reward for this rollout (-1 without a valid answer),
+        logged once to the spec's log; the rollout's sandbox goes."""
         session = self._session
         if not self._scored:
             score = session.score
@@ -99,12 +106,20 @@ class RolloutEnvironment:
                     "clipped_reward": session.reward,
                     "invalid_attempts": session.invalid_attempts,
                     "tool_calls": session.tool_calls,
+                    **self._decisions(),
                     **(score.model_dump(exclude={"errors"}) if score is not None else {}),
                 }
             )
             self._scored = True
             session.close()  # the rollout is over: its sandbox goes
         return session.reward
+
+    def _decisions(self) -> dict[str, Any]:
+        """The analyst toolset's last fit and accepted report (empty in other renderings)."""
+        tools = self._session.analyst
+        if tools is None:
+            return {}
+        return {"fit": tools.fit_args, "report": tools.report_args}
 
     def _close(self) -> None:
         self._session.close()
@@ -113,6 +128,14 @@ class RolloutEnvironment:
         """submit_answer's call with the arguments the model gave (None: left out)."""
         answer = {k: v for k, v in fields.items() if v is not None}
         return self._session.call("submit_answer", answer)
+
+
+class RolloutEnvironment(Rollout):
+    """A rollout whose reward TRL reads from the environment itself."""
+
+    def get_reward(self) -> float:
+        """The scorer's clipped reward for this rollout (-1 without a valid answer)."""
+        return self._score()
 
 
 class CausalGymBriefEnvironment(RolloutEnvironment):
@@ -144,6 +167,84 @@ class CausalGymBriefEnvironment(RolloutEnvironment):
             estimate=estimate, ci_lower=ci_lower, ci_upper=ci_upper,
             adjustment_set=adjustment_set, effect_probability=effect_probability,
         )  # fmt: skip
+
+
+class CausalGymAnalystEnvironment(Rollout):
+    """One rollout's environment in the analyst toolset (integrations/analyst_tools.py):
+    the user turn is the README's question and dictionary; the tools are fit and
+    report, whose numbers the family's kit computes in the rollout's sandbox.
+
+    Its reward is the spec's `analyst_reward` (not a get_reward of its own): TRL runs
+    a turn's tool calls only for `max_tool_calling_iterations` turns and then stops,
+    so a report written in the last turn would never be submitted. analyst_reward
+    runs the last turn's calls that TRL left unrun, then reads the score; with
+    max_tool_calling_iterations=1 an episode is two generations (fit, then report)
+    instead of three (a closing turn after the report)."""
+
+    def fit(self, adjust_for: list[str], estimator: Literal["ols", "aipw"] = "ols") -> str:
+        """Estimate the effect on the staged data.
+
+        Args:
+            adjust_for: Columns to adjust for; pre_treatment and post_treatment name every
+                column of that timing; [] compares means.
+            estimator: ols: regression; aipw: flexible, doubly robust.
+
+        Returns:
+            The estimate, its SE, 90% interval and p-value, or what to fix.
+        """
+        return self._session.call("fit", {"adjust_for": adjust_for, "estimator": estimator})
+
+    def report(
+        self,
+        width: Literal["narrow", "standard", "wide"] = "standard",
+        effect_probability: float | None = None,
+    ) -> str:
+        """Submit the answer built from the last fit (once).
+
+        Args:
+            width: The interval: the fit's 90% one x 0.5, 1 or 2.
+            effect_probability: P(effect is not zero), null_detect only.
+
+        Returns:
+            Whether it was accepted, or what to fix.
+        """
+        arguments: dict[str, Any] = {"width": width}
+        if effect_probability is not None:
+            arguments["effect_probability"] = effect_probability
+        return self._session.call("report", arguments)
+
+    def _run_unrun(self, message: dict[str, Any]) -> None:
+        """Run the tool calls of the rollout's last turn (an assistant message TRL
+        parsed but did not run), as TRL would have: by name, the parsed arguments as
+        keywords; a call that does not fit is not run."""
+        tools = {"fit": self.fit, "report": self.report}
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", call) if isinstance(call, dict) else {}
+            tool, arguments = tools.get(function.get("name")), function.get("arguments")
+            if self.done or tool is None or not isinstance(arguments, dict):
+                continue
+            try:
+                tool(**arguments)
+            except TypeError:
+                continue
+
+
+def analyst_reward(
+    completions: list[list[dict[str, Any]]], environments: list[Any], **_: Any
+) -> list[float | None]:
+    """The analyst rollouts' rewards: each rollout's last-turn calls that TRL left
+    unrun are run (the report of the last allowed turn is submitted), then the
+    scorer's clipped reward is read; None for other environments."""
+    rewards: list[float | None] = []
+    for completion, environment in zip(completions, environments, strict=True):
+        if not isinstance(environment, CausalGymAnalystEnvironment):
+            rewards.append(None)
+            continue
+        last = completion[-1] if completion else {}
+        if isinstance(last, dict) and last.get("role") == "assistant":
+            environment._run_unrun(last)
+        rewards.append(environment._score())
+    return rewards
 
 
 class CausalGymEnvironment(RolloutEnvironment):
@@ -216,12 +317,15 @@ class CausalGymTRL:
             raise IntegrationError("num_generations and prompts_per_step are at least 1")
         self.source = source
         self.settings = settings or SessionSettings()
-        brief = self.settings.rendering == "brief"
-        self.board = GroupBoard(source, num_generations, BRIEF_FAMILIES if brief else TRL_FAMILIES)
-        self._environment: type[RolloutEnvironment] = (
-            CausalGymBriefEnvironment if brief else CausalGymEnvironment
-        )
-        self.system_prompt = BRIEF_SYSTEM_PROMPT if brief else SYSTEM_PROMPT
+        rendering = self.settings.rendering
+        families, environment, system = {
+            "readme": (TRL_FAMILIES, CausalGymEnvironment, SYSTEM_PROMPT),
+            "brief": (BRIEF_FAMILIES, CausalGymBriefEnvironment, BRIEF_SYSTEM_PROMPT),
+            "analyst": (ANALYST_FAMILIES, CausalGymAnalystEnvironment, ANALYST_SYSTEM_PROMPT),
+        }[rendering]
+        self.board = GroupBoard(source, num_generations, families)
+        self._environment: type[Rollout] = environment
+        self.system_prompt = system
         self.log: list[dict[str, Any]] = []
         self.rows = rows or prompts_per_step
         if self.rows % prompts_per_step:
@@ -229,7 +333,7 @@ class CausalGymTRL:
                 f"rows ({self.rows}) must be a multiple of prompts_per_step ({prompts_per_step}): "
                 "a slot must not come up twice in one generation batch"
             )
-        self.environments: list[RolloutEnvironment] = []
+        self.environments: list[Rollout] = []
 
     @property
     def train_dataset(self) -> Any:
@@ -246,11 +350,11 @@ class CausalGymTRL:
         )
 
     @property
-    def environment_factory(self) -> Callable[[], RolloutEnvironment]:
+    def environment_factory(self) -> Callable[[], Rollout]:
         """What makes one environment per rollout (CausalGymEnvironment, or the brief
         one), each claiming from this spec's board and logging to `log`."""
 
-        def make() -> RolloutEnvironment:
+        def make() -> Rollout:
             environment = self._environment(self.board, self.settings, self.log)
             self.environments.append(environment)
             return environment
@@ -259,8 +363,9 @@ class CausalGymTRL:
 
     @property
     def reward_funcs(self) -> list[Any]:
-        """None besides the environments' own `get_reward` (TRL adds it, weight 1)."""
-        return []
+        """The analyst toolset's `analyst_reward`; otherwise none besides the
+        environments' own `get_reward` (TRL adds it, weight 1)."""
+        return [analyst_reward] if self._environment is CausalGymAnalystEnvironment else []
 
     def close(self) -> None:
         """Close every environment's sandbox, then the source."""
@@ -275,3 +380,26 @@ def chatml_tool_template() -> str:
     from trl.chat_template_utils import qwen2_5_chat_template
 
     return str(qwen2_5_chat_template)
+
+
+def compact_tool_template() -> str:
+    """chatml_tool_template with the tools listed one line each instead of as JSON
+    schemas: for a small model whose prompt is most of every step (the analyst
+    toolset's two tools take about 90 tokens this way, 400 as JSON). Tool calls are
+    written and parsed as in Qwen2.5's template; give the tokenizer that template's
+    response parser first (`trl.chat_template_utils.add_response_schema`)."""
+    template = chatml_tool_template()
+    start = template.index('{{- "\\n\\n# Tools')
+    end = template.index("\n{%- else %}") + 1  # the else of `if tools`, at the margin
+    compact = (
+        '{{- "\\n\\nTools:" }}\n'
+        "{%- for tool in tools %}{%- set f = tool.function if tool.function is defined else tool %}"
+        '{{- "\\n- " + f.name + ": " + f.description }}'
+        "{%- for name, p in f.parameters.properties.items() %}"
+        '{{- " " + name + ": " + p.description }}'
+        '{%- if p.enum is defined %}{{- " (" + p.enum | join(", ") + ")" }}{%- endif %}'
+        "{%- endfor %}{%- endfor %}\n"
+        '{{- "\\nCall a tool as <tool_call>\\n{\\"name\\": ..., \\"arguments\\": {...}}\\n'
+        '</tool_call><|im_end|>\\n" }}\n'
+    )
+    return template[:start] + compact + template[end:]

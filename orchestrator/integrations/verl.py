@@ -52,7 +52,7 @@ from verl.utils.profiler import simple_timer
 from orchestrator.errors import IntegrationError
 from orchestrator.integrations.groups import BOARDS
 from orchestrator.integrations.rows import placeholder_parquet
-from orchestrator.integrations.session import SessionSettings, TaskSession
+from orchestrator.integrations.session import TaskSession
 from orchestrator.integrations.settings import adapter_settings
 from orchestrator.integrations.text_tools import observation, system_prompt_with_tools
 
@@ -104,7 +104,7 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
         group = str(kwargs.get("uid") or uuid.uuid4().hex)
         io = asyncio.get_running_loop()
         task, handle = await io.run_in_executor(None, board.claim, group)
-        session = TaskSession(board.source, SessionSettings(sandbox=self.settings.sandbox))
+        session = TaskSession(board.source, self.settings.session_settings())
         try:
             await io.run_in_executor(None, session.start, task, handle)
             return await self._episode(session, sampling_params)
@@ -114,8 +114,9 @@ class CausalGymAgentLoop(AgentLoopBase):  # verl ships no types: AgentLoopBase i
     async def _episode(
         self, session: TaskSession, sampling_params: dict[str, Any]
     ) -> AgentLoopOutput:
-        user = session.messages[1]
-        messages = [{"role": "system", "content": system_prompt_with_tools(session.tools)}, user]
+        intro, user = session.messages[:2]
+        system = system_prompt_with_tools(session.tools, str(intro["content"]))
+        messages = [{"role": "system", "content": system}, user]
         ids = await self.ct_build_initial_tokens(messages)
         mask: list[int] = []
         logprobs: list[float] = []

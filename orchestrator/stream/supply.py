@@ -56,9 +56,12 @@ class TaskSupply:
         worker: int,
         workers: int,
         key_path: str,
+        make_key: bool | None = None,
     ) -> None:
+        """`make_key` (default: worker 0 does) writes a fresh key to `key_path`
+        before reading it; without it the key already there is read."""
         path = Path(key_path)
-        if worker == 0:
+        if worker == 0 if make_key is None else make_key:
             write_key_to(path, DerivationKey(secrets.token_bytes(32), f"stream {name}"))
         self._key = load_key_file(path, f"stream {name}")
         self.worker = worker
