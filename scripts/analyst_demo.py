@@ -52,13 +52,13 @@ PROBABILITY_OPTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 Writer = Callable[[list[int], int], list[int]]
 
 
-def load_tokenizer(path: Any = None) -> Any:
-    """The demo's tokenizer: smollm2_demo's, with Qwen2.5's tool-call parser (set
-    before the template changes: TRL picks the parser by template) and the compact
-    tool template."""
+def load_tokenizer() -> Any:
+    """The demo's tokenizer (every checkpoint is an adapter on the base model, so there
+    is one): smollm2_demo's, with Qwen2.5's tool-call parser (set before the template
+    changes: TRL picks the parser by template) and the compact tool template."""
     from trl.chat_template_utils import add_response_schema
 
-    tok = load_plain_tokenizer(path)
+    tok = load_plain_tokenizer()
     add_response_schema(tok)
     tok.chat_template = compact_tool_template()
     return tok

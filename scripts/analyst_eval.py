@@ -297,7 +297,7 @@ def main() -> None:
     ]
     best_table = json.loads((DOCS / "decision_values.json").read_text())["ladder"]
     best = {r["family"]: r["decision"] for r in best_table if "decision" in r}
-    tok = load_tokenizer(models[0][1] if models else None)
+    tok = load_tokenizer()
     source = LocalSource(ANALYST_FAMILIES, key_file=args.key)
     if source.key_fingerprint != prereg["held_out"]["key_fingerprint"]:
         parser.error("the key is not the registered held-out key (its fingerprint differs)")

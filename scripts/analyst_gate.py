@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from analyst_demo import (
-    ANALYST_FAMILIES,
     COLUMN_OPTIONS,
     ESTIMATOR_OPTIONS,
     PROBABILITY_OPTIONS,
@@ -35,6 +34,7 @@ from analyst_demo import (
 from analyst_llama import episode_seed, llama_writer, merged_gguf, open_llama
 from analyst_recipe import RECIPE
 
+from orchestrator.integrations.analyst_tools import ANALYST_FAMILIES
 from orchestrator.integrations.sources import LocalSource
 
 BARS = {"valid_share": 0.98, "groups_with_spread": 0.90, "option_share": 0.10}
@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=RECIPE.generations)
     parser.add_argument("--work", type=Path, default=Path("runs/analyst/gate"))
     args = parser.parse_args()
-    tok = load_tokenizer(args.adapter)
+    tok = load_tokenizer()
     gguf = merged_gguf(args.adapter, tok, args.work / "gguf")
     llm = open_llama(gguf)
     spec = analyst_spec(LocalSource(ANALYST_FAMILIES), args.rollouts)

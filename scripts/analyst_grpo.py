@@ -110,7 +110,7 @@ def step_entries(
 def callbacks(args: argparse.Namespace, spec: Any, tok: Any, state: dict[str, Any]) -> list[Any]:
     from transformers import TrainerCallback
 
-    docs = DOCS / args.run
+    docs = args.docs / args.run
     probe_prompts = json.loads((DOCS / "probe_prompts.json").read_text())["prompts"]
 
     class Record(TrainerCallback):  # type: ignore[misc]
@@ -158,7 +158,7 @@ def callbacks(args: argparse.Namespace, spec: Any, tok: Any, state: dict[str, An
 
         def on_step_end(self, a: Any, s: Any, control: Any, model: Any = None, **kw: Any) -> None:
             step = s.global_step
-            if step % RECIPE.checkpoint_every == 0 or step == RECIPE.go_step:
+            if step % args.save_every == 0 or step == RECIPE.go_step:
                 p = self._probe(step, model)
                 if args.run == "grpo" and step == RECIPE.go_step:
                     start = state["probes"][0]["p_adjusted"]
@@ -186,7 +186,7 @@ def callbacks(args: argparse.Namespace, spec: Any, tok: Any, state: dict[str, An
                 docs.rename(old)
             partial.rename(docs)
             shutil.rmtree(old, ignore_errors=True)
-            print(f"  checkpoint {s.global_step} copied to {docs.relative_to(REPO)}", flush=True)
+            print(f"  checkpoint {s.global_step} copied to {docs}", flush=True)
 
     return [Record()]
 
@@ -200,8 +200,12 @@ def main() -> None:
     parser.add_argument(
         "--resume", action="store_true", help="continue from docs/demo/analyst/RUN/checkpoint"
     )
+    parser.add_argument("--adapter", type=Path, default=DOCS / "sft-random", help="the start")
+    parser.add_argument("--steps", type=int, help="a pilot's steps (default: the registered)")
+    parser.add_argument("--docs", type=Path, default=DOCS, help="where checkpoints are copied")
+    parser.add_argument("--save-every", type=int, default=RECIPE.checkpoint_every)
     args = parser.parse_args()
-    adapter = DOCS / "sft-random"
+    adapter = args.adapter
     if not (adapter / "adapter_model.safetensors").is_file():
         parser.error(f"no warm start in {adapter}: run scripts/analyst_sft.py --arm random")
     if not args.token_file.is_file():
@@ -212,15 +216,15 @@ def main() -> None:
     from trl import GRPOTrainer
 
     torch.manual_seed(0)
-    steps = RECIPE.steps if args.run == "grpo" else RECIPE.placebo_steps
-    tok = load_tokenizer(adapter)
+    steps = args.steps or (RECIPE.steps if args.run == "grpo" else RECIPE.placebo_steps)
+    tok = load_tokenizer()
     model = PeftModel.from_pretrained(load_model(), str(adapter), is_trainable=True)
     spec = analyst_spec(
         StreamSource.from_token_file(args.url, args.token_file),
         RECIPE.generations,
         RECIPE.prompts_per_step,
     )
-    resume = DOCS / args.run / "checkpoint" if args.resume else None
+    resume = args.docs / args.run / "checkpoint" if args.resume else None
     state: dict[str, Any] = {
         "steps": [],
         "probes": [],
@@ -235,7 +239,7 @@ def main() -> None:
     if resume is not None:
         if not (resume / "trainer_state.json").is_file():
             parser.error(f"nothing to resume in {resume}")
-        earlier = json.loads((DOCS / args.run / "steps.json").read_text())
+        earlier = json.loads((args.docs / args.run / "steps.json").read_text())
         state.update(
             steps=earlier["steps"],
             probes=earlier["probes"],
@@ -252,7 +256,7 @@ def main() -> None:
     trainer = GRPOTrainer(
         model=model,
         processing_class=tok,
-        args=grpo_config(args.out / f"{args.run}-trainer", steps),
+        args=grpo_config(args.out / f"{args.run}-trainer", steps, save_every=args.save_every),
         train_dataset=spec.train_dataset,
         environment_factory=spec.environment_factory,
         reward_funcs=rewards,
@@ -264,10 +268,13 @@ def main() -> None:
     finally:
         spec.close()
     trainer.model.save_pretrained(args.out / args.run)
-    tok.save_pretrained(args.out / args.run)
     report = state.get("report", {})
     report["wall_s_this_process"] = round(time.monotonic() - began, 1)
-    (args.out / f"{args.run}_steps.json").write_text(json.dumps(report, indent=1) + "\n")
+    report["finished"] = True  # the registered steps, or the go/no-go's stop
+    text = json.dumps(report, indent=1) + "\n"
+    (args.out / f"{args.run}_steps.json").write_text(text)
+    (args.docs / args.run).mkdir(parents=True, exist_ok=True)
+    (args.docs / args.run / "steps.json").write_text(text)
     rewards_seen = [s["mean_rollout_reward"] for s in report.get("steps", [])]
     if rewards_seen:
         tail = rewards_seen[-20:]

@@ -83,8 +83,9 @@ def lora_config(recipe: Recipe = RECIPE) -> Any:
     )
 
 
-def grpo_config(out: Path, steps: int, recipe: Recipe = RECIPE) -> Any:
-    """TRL's GRPOConfig for the CPU run (checkpoints every `checkpoint_every` steps)."""
+def grpo_config(out: Path, steps: int, recipe: Recipe = RECIPE, save_every: int = 0) -> Any:
+    """TRL's GRPOConfig for the CPU run (checkpoints every `checkpoint_every` steps,
+    or `save_every` for a pilot)."""
     from trl import GRPOConfig
 
     rollouts = recipe.generations * recipe.prompts_per_step
@@ -105,10 +106,15 @@ def grpo_config(out: Path, steps: int, recipe: Recipe = RECIPE) -> Any:
         top_k=0,
         top_p=1.0,
         use_cpu=True,
+        # float32 without activation checkpointing: TRL defaults to bf16 autocast and
+        # gradient checkpointing, which on a CPU without bf16 instructions (AVX2 here)
+        # emulate bf16 and recompute the forward pass, several times slower
+        bf16=False,
+        gradient_checkpointing=False,
         report_to=[],
         logging_steps=1,
         save_strategy="steps",
-        save_steps=recipe.checkpoint_every,
+        save_steps=save_every or recipe.checkpoint_every,
         save_only_model=False,
         seed=0,
     )

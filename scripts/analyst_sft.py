@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from analyst_demo import (
-    ANALYST_FAMILIES,
     Episode,
     analyst_spec,
     decision_of,
@@ -47,6 +46,7 @@ from analyst_demo import (
 from analyst_recipe import RECIPE, lora_config
 from smollm2_demo import load_model
 
+from orchestrator.integrations.analyst_tools import ANALYST_FAMILIES
 from orchestrator.integrations.sources import LocalSource
 
 
@@ -74,10 +74,12 @@ def reference_decisions(env: Any, family: str, turn: int) -> dict[str, Any]:
     }
 
 
-def examples(tok: Any, arm: str, tasks: int) -> tuple[list[Episode], list[dict[str, Any]]]:
+def examples(
+    tok: Any, arm: str, tasks: int, name: str
+) -> tuple[list[Episode], list[dict[str, Any]]]:
     spec = analyst_spec(LocalSource(ANALYST_FAMILIES), 1)
     env = spec.environment_factory()
-    rng = random.Random(f"analyst-sft:{arm}")
+    rng = random.Random(f"analyst-sft:{arm}" if name == f"sft-{arm}" else f"analyst-sft:{name}")
     episodes, rows = [], []
     began = time.monotonic()
     try:
@@ -116,6 +118,10 @@ def train(model: Any, episodes: list[Episode], epochs: int, lr: float) -> list[d
 
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=lr, weight_decay=0.0)
+    total = epochs * len(episodes)
+    # linear decay to 0: the last steps sharpen the format tokens, which sampling at
+    # temperature 1 must get right dozens of times an episode
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda k: 1.0 - k / total)
     order = random.Random("analyst-sft-order")
     log = []
     model.train()
@@ -135,6 +141,7 @@ def train(model: Any, episodes: list[Episode], epochs: int, lr: float) -> list[d
             loss.backward()
             torch.nn.utils.clip_grad_norm_(trainable, 1.0)
             optimizer.step()
+            schedule.step()
             step += 1
             log.append(
                 {
@@ -158,6 +165,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=RECIPE.sft_tasks)
     parser.add_argument("--epochs", type=int, default=RECIPE.sft_epochs)
     parser.add_argument("--lr", type=float, default=RECIPE.sft_learning_rate)
+    parser.add_argument("--init", type=Path, help="an adapter to continue training")
+    parser.add_argument("--name", help="the output's name (default: sft-ARM)")
     args = parser.parse_args()
     if args.tasks < 1 or args.epochs < 1 or args.lr <= 0:
         parser.error("--tasks and --epochs are at least 1, --lr above 0")
@@ -167,8 +176,8 @@ def main() -> None:
     torch.manual_seed(0)
     tok = load_tokenizer()
     print(f"{args.arm} decisions on {args.tasks} fresh-key tasks", file=sys.stderr, flush=True)
-    episodes, rows = examples(tok, args.arm, args.tasks)
-    name = f"sft-{args.arm}"
+    name = args.name or f"sft-{args.arm}"
+    episodes, rows = examples(tok, args.arm, args.tasks, name)
     with (args.out / f"{name}_examples.jsonl").open("w") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in rows)
     rewards = [r["clipped_reward"] for r in rows]
@@ -178,9 +187,12 @@ def main() -> None:
         file=sys.stderr,
         flush=True,
     )
-    from peft import get_peft_model
+    from peft import PeftModel, get_peft_model
 
-    model = get_peft_model(load_model(), lora_config())
+    if args.init is not None:  # a second round on fresh tasks, from the first's adapter
+        model = PeftModel.from_pretrained(load_model(), str(args.init), is_trainable=True)
+    else:
+        model = get_peft_model(load_model(), lora_config())
     log = train(model, episodes, args.epochs, args.lr)
     with (args.out / f"{name}_log.jsonl").open("w") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in log)

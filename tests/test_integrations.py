@@ -14,6 +14,7 @@ import pytest
 import skyrl_gym
 
 from causal_gym import generate_task
+from causal_gym.reference.analyst import fit_reference, parse_readme, read_staged
 from causal_gym.reference.probes import Staged, honest
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import NO_SUBMISSION_REWARD, episode_score
@@ -183,8 +184,42 @@ def test_a_skyrl_env_on_a_real_stream_gets_the_streams_reward(tmp_path: Path) ->
         raw, clipped = expected(key_file, task_id, answer)
         assert final["reward"] == pytest.approx(clipped, rel=1e-12)
         assert final["metadata"]["reward_raw"] == pytest.approx(raw, rel=1e-12)
+        # the same stream in the analyst toolset: fit, then report, read from the text
+        analyst_env = CausalGymEnv(
+            {"stream_url": stream.url, "token_file": str(token_file), "max_turns": 3,
+             "rendering": "analyst"}
+        )  # fmt: skip
+        try:
+            messages, _ = analyst_env.init(None)
+            assert (
+                '"name": "fit"' in messages[0]["content"] and "bash" not in messages[0]["content"]
+            )
+            second = analyst_env.session.task
+            assert second is not None
+            looked = analyst_env.step(call("fit", adjust_for=["pre_treatment"], estimator="ols"))
+            assert not looked["done"] and "estimate " in looked["observations"][0]["content"]
+            p = {"effect_probability": 0.9} if second.family.value == "null_detect" else {}
+            ended = analyst_env.step(call("report", width="standard", **p))
+            assert ended["done"] and ended["metadata"]["valid_submission"] == 1.0
+        finally:
+            analyst_env.close()
+        second_id = by_hash.get(hashlib.sha256(second.files["data.csv"]).hexdigest())
+        assert second_id is not None
+        d = parse_readme(second.readme)
+        fit = fit_reference(read_staged(second.files["data.csv"], d), d)
+        reported = {
+            "estimate": fit.estimate,
+            "ci_lower": fit.ci_lower,
+            "ci_upper": fit.ci_upper,
+            **p,
+        }
+        if second.family.value == "adjustment":
+            reported["adjustment_set"] = list(d.pre_treatment)
+        assert ended["reward"] == pytest.approx(
+            expected(key_file, second_id, reported)[1], rel=1e-9
+        )
         with stream.client(token_file.read_text().strip()) as client:
-            assert client.me().tasks_scored == 1
+            assert client.me().tasks_scored == 2
     finally:
         BOARDS.close()  # the env's stream client (the process's, shared by its envs)
         stream.stop()

@@ -12,6 +12,8 @@ reward for that answer on that task, checked under the source's exported key.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 from pathlib import Path
@@ -38,18 +40,27 @@ REPLY = (
 )
 
 
-def tokenizer() -> Any:
+@functools.cache
+def _gguf_tokenizer() -> Any:
+    """SmolLM2's tokenizer, read once per process (reading the GGUF takes seconds)."""
     from transformers import AutoTokenizer
 
     weights = smollm2_weights()
-    tok = AutoTokenizer.from_pretrained(str(weights.parent), gguf_file=weights.name)
+    return AutoTokenizer.from_pretrained(str(weights.parent), gguf_file=weights.name)
+
+
+def tokenizer() -> Any:
+    """A fresh copy of it with the ChatML tool template, left padding."""
+    tok = copy.deepcopy(_gguf_tokenizer())
     tok.chat_template = chatml_tool_template()
     tok.padding_side = "left"
     return tok
 
 
-def taught_model(tok: Any, prompt_ids: list[int]) -> Any:
-    """A tiny Llama that has learned to answer `prompt_ids` with REPLY."""
+def taught_model(tok: Any, prompt_ids: list[int], reply_ids: list[int] | None = None) -> Any:
+    """A tiny Llama that has learned to answer `prompt_ids` with REPLY (or the given
+    reply tokens: every token after the prompt is learned, tool responses included,
+    which only makes the reply easier to repeat)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -61,7 +72,7 @@ def taught_model(tok: Any, prompt_ids: list[int]) -> Any:
         pad_token_id=tok.pad_token_id,
     )  # fmt: skip
     model = LlamaForCausalLM(config)
-    reply = tok(REPLY, add_special_tokens=False)["input_ids"]
+    reply = reply_ids or tok(REPLY, add_special_tokens=False)["input_ids"]
     ids = torch.tensor([prompt_ids + reply])
     targets = ids[0, len(prompt_ids) :]
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -133,3 +144,132 @@ def test_a_grpo_step_through_the_adapter_gets_the_scorers_reward(tmp_path: Path)
         assert rollout["clipped_reward"] == pytest.approx(expected.clipped_reward, rel=1e-12)
     rewards = [r["clipped_reward"] for r in rollouts]
     assert logged["reward"] == pytest.approx(sum(rewards) / len(rewards), abs=1e-6)
+
+
+@pytest.mark.ray
+@pytest.mark.xdist_group("ray")
+def test_a_grpo_step_in_the_analyst_toolset_on_a_live_stream(tmp_path: Path) -> None:
+    """The analyst environment in GRPOTrainer, tasks and scores from a real stream: a
+    tiny model taught the two turns (fit, then report) plays them; TRL runs the fit in
+    the rollout's sandbox, analyst_reward runs the last turn's report, and the reward
+    TRL logs is the scorer's for the reference OLS answer under the stream's key."""
+    os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
+    from trl import GRPOConfig, GRPOTrainer
+
+    from causal_gym.reference.analyst import fit_reference, parse_readme, read_staged
+    from orchestrator.integrations.analyst_tools import AnalystTools, analyst_readme, kit_files
+    from orchestrator.integrations.session import SessionSettings
+    from orchestrator.integrations.sources import StreamSource
+    from orchestrator.sandbox import make_sandbox
+    from tests.support.streams import start_stream
+
+    tok = tokenizer()
+    stream = start_stream("trl", tmp_path / "state", "--families", "ate", "--workers", "1")
+    try:
+        token = stream.mint("trl-trainer")
+        key_file = tmp_path / "stream.key"
+        assert stream.cli("export-key", "--to", str(key_file)).returncode == 0
+        key = parse_key_hex(key_file.read_text(), "export")
+        task = generate_task(next(stream_ids(("ate",), 0, 1)), key)  # the stream's first
+        wire = task.public.to_wire("taught-prompt-0001")
+        fit_call = {"adjust_for": ["pre_treatment"], "estimator": "ols"}
+        with make_sandbox("local") as box:  # the fit the rollout will see
+            box.open({**kit_files(), **wire.files})
+            shown = AnalystTools(wire, box, 120).fit(fit_call)
+        spec = CausalGymTRL(
+            StreamSource(stream.url, token), num_generations=2,
+            settings=SessionSettings(rendering="analyst"),
+        )  # fmt: skip
+        probe = spec.environment_factory()
+        tools = [probe.fit, probe.report]
+        messages = [
+            {"role": "system", "content": spec.system_prompt},
+            {"role": "user", "content": analyst_readme(wire)},
+        ]
+        prompt = list(tok.apply_chat_template(messages, tools=tools, add_generation_prompt=True,
+                                              tokenize=True, return_dict=False))  # fmt: skip
+        first = {"type": "function", "function": {"name": "fit", "arguments": fit_call}}
+        second = {
+            "type": "function",
+            "function": {"name": "report", "arguments": {"width": "standard"}},
+        }
+        talk = [
+            *messages,
+            {"role": "assistant", "content": "", "tool_calls": [first]},
+            {"role": "tool", "name": "fit", "content": shown},
+            {"role": "assistant", "content": "", "tool_calls": [second]},
+        ]
+        full = list(tok.apply_chat_template(talk, tools=tools, tokenize=True, return_dict=False))
+        end = max(i for i, t in enumerate(full) if t == tok.eos_token_id) + 1
+        model = taught_model(tok, prompt, reply_ids=full[len(prompt) : end])
+        args = GRPOConfig(
+            output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=2,
+            num_generations=2, max_completion_length=256, max_tool_calling_iterations=1,
+            use_cpu=True, report_to=[], logging_steps=1, save_strategy="no", temperature=0.7,
+            seed=0, loss_type="dr_grpo", scale_rewards="none", beta=0.0,
+        )  # fmt: skip
+        trainer = GRPOTrainer(
+            model=model, processing_class=tok, args=args, train_dataset=spec.train_dataset,
+            environment_factory=spec.environment_factory, reward_funcs=spec.reward_funcs,
+        )  # fmt: skip
+        try:
+            trainer.train()
+        finally:
+            spec.close()
+        with stream.client(token) as client:
+            assert client.me().tasks_scored >= 1
+    finally:
+        stream.stop()
+    d = parse_readme(task.public.files["README.md"].decode())
+    fit = fit_reference(read_staged(task.public.files["data.csv"], d), d)
+    expected = episode_score(
+        task, {"estimate": fit.estimate, "ci_lower": fit.ci_lower, "ci_upper": fit.ci_upper}
+    )
+    rollouts = spec.log
+    assert len(rollouts) == 2 and spec.board.tasks_pulled == 1
+    valid = [r for r in rollouts if r["valid"]]
+    assert valid, rollouts
+    for rollout in valid:
+        assert rollout["fit"]["adjust_for"] == ["pre_treatment"]
+        assert rollout["clipped_reward"] == pytest.approx(expected.clipped_reward, rel=1e-9)
+    logged = trainer.state.log_history[0]
+    assert logged["tools/call_frequency"] > 0
+    rewards = [r["clipped_reward"] for r in rollouts]
+    assert logged["reward"] == pytest.approx(sum(rewards) / len(rewards), abs=1e-6)
+
+
+def test_the_compact_template_lists_the_tools_and_trl_parses_its_calls() -> None:
+    from trl.chat_template_utils import add_response_schema, parse_response
+
+    from orchestrator.integrations.trl import CausalGymAnalystEnvironment, compact_tool_template
+
+    tok = tokenizer()
+    add_response_schema(tok)
+    full = tok.apply_chat_template(
+        [{"role": "user", "content": "x"}],
+        tools=[CausalGymAnalystEnvironment.fit, CausalGymAnalystEnvironment.report],
+        tokenize=False,
+    )
+    tok.chat_template = compact_tool_template()
+    compact = tok.apply_chat_template(
+        [{"role": "user", "content": "x"}],
+        tools=[CausalGymAnalystEnvironment.fit, CausalGymAnalystEnvironment.report],
+        tokenize=False,
+    )
+    assert "- fit: Estimate the effect" in compact and "(narrow, standard, wide)" in compact
+    assert len(tok(compact)["input_ids"]) < len(tok(full)["input_ids"]) / 2
+    call = {"name": "fit", "arguments": {"adjust_for": ["pre_treatment"], "estimator": "aipw"}}
+    text = tok.apply_chat_template(
+        [
+            {"role": "user", "content": "x"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"type": "function", "function": call}],
+            },
+        ],
+        tokenize=False,
+    )
+    turn = text.split("<|im_start|>assistant\n", 1)[1]
+    parsed = parse_response(tok, tok(turn, add_special_tokens=False)["input_ids"])
+    assert parsed["tool_calls"][0]["function"] == call

@@ -42,12 +42,25 @@ REPLIES = [
 SETTINGS = {"families": ["ate"], "max_turns": 4}
 
 
+ANALYST_REPLIES = [
+    "<tool_call>\n"
+    + json.dumps(
+        {"name": "fit", "arguments": {"adjust_for": ["pre_treatment"], "estimator": "ols"}}
+    )
+    + "\n</tool_call><|im_end|>",
+    "<tool_call>\n"
+    + json.dumps({"name": "report", "arguments": {"width": "standard"}})
+    + "\n</tool_call><|im_end|>",
+]
+
+
 class ScriptedServer:
     """verl's LLMServerClient interface, answering each request's turns from REPLIES
     with log-probabilities it remembers, to check they reach the trainer in place."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, replies: list[str] = REPLIES) -> None:
         self.tokenizer = tokenizer
+        self.replies = replies
         self.turns: dict[str, int] = {}
         self.given: dict[str, list[float]] = {}
 
@@ -58,7 +71,8 @@ class ScriptedServer:
 
         turn = self.turns.get(request_id, 0)
         self.turns[request_id] = turn + 1
-        ids = self.tokenizer(REPLIES[min(turn, 1)], add_special_tokens=False)["input_ids"]
+        reply = self.replies[min(turn, len(self.replies) - 1)]
+        ids = self.tokenizer(reply, add_special_tokens=False)["input_ids"]
         start = len(self.given.setdefault(request_id, []))
         logprobs = [-0.001 * (start + i + 1) for i in range(len(ids))]
         self.given[request_id] += logprobs
@@ -208,6 +222,61 @@ def test_verl_runs_the_loop_masks_tool_output_and_gets_the_scorers_reward(
         assert extra["valid_submission"][row] == 1.0 and extra["tool_calls"][row] == 2.0
     # GRPO: the two copies of a prompt answered one task, the two prompts two tasks
     assert seen[0] == seen[1] and seen[2] == seen[3] and seen[0] != seen[2]
+
+
+@pytest.mark.ray
+@pytest.mark.xdist_group("ray")
+def test_verl_plays_the_analyst_toolset_against_a_live_stream(tmp_path: Path) -> None:
+    """The loop in the analyst rendering, its tasks and scores from a real stream: the
+    server's fit call runs the kit in the sandbox, its report is scored by the stream,
+    and the reward is the scorer's for the reference OLS answer under the stream's key."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+
+    from causal_gym.reference.analyst import fit_reference, parse_readme, read_staged
+    from orchestrator.integrations.groups import BOARDS
+    from tests.support.streams import start_stream
+
+    stream = start_stream("verl", tmp_path / "state", "--families", "ate", "--workers", "1")
+    try:
+        token_file = tmp_path / "trainer.token"
+        token_file.write_text(stream.mint("verl-trainer") + "\n")
+        key_file = tmp_path / "stream.key"
+        assert stream.cli("export-key", "--to", str(key_file)).returncode == 0
+        settings = {"stream_url": stream.url, "token_file": str(token_file),
+                    "rendering": "analyst", "families": ["ate"], "max_turns": 3}  # fmt: skip
+        config = verl_config(tmp_path, settings)
+        worker = AgentLoopWorker(config, None)
+        worker.llm_client = ScriptedServer(worker.tokenizer, ANALYST_REPLIES)
+        try:
+            out = asyncio.run(worker.generate_sequences(gen_batch(config, tmp_path, 1)))
+        finally:
+            BOARDS.close()
+        with stream.client(token_file.read_text().strip()) as client:
+            assert client.me().tasks_scored == 2  # one group of two handles, each scored
+    finally:
+        stream.stop()
+    key = parse_key_hex(key_file.read_text(), "export")
+    task = generate_task(next(stream_ids(("ate",), 0, 1)), key)  # the stream's first task
+    d = parse_readme(task.public.files["README.md"].decode())
+    fit = fit_reference(read_staged(task.public.files["data.csv"], d), d)
+    answer = {"estimate": fit.estimate, "ci_lower": fit.ci_lower, "ci_upper": fit.ci_upper}
+    expected = episode_score(task, answer)
+    tok = worker.tokenizer
+    for row in range(2):
+        prompt = tok.decode(out.batch["prompts"][row], skip_special_tokens=True)
+        assert "Call fit" in prompt and "submit_answer" not in prompt
+        response, mask = (
+            out.batch["responses"][row].tolist(),
+            out.batch["response_mask"][row].tolist(),
+        )
+        tools = tok.decode(
+            [t for t, m in zip(response, mask, strict=True) if not m and t != tok.pad_token_id]
+        )
+        assert "estimate " in tools and "Submission accepted" not in tools  # the report ends it
+        assert float(out.batch["rm_scores"][row].sum()) == pytest.approx(
+            expected.clipped_reward, abs=1e-6
+        )
+        assert out.non_tensor_batch["valid_submission"][row] == 1.0
 
 
 def test_a_config_that_would_split_a_group_or_misspells_a_key_is_refused(

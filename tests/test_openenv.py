@@ -25,9 +25,11 @@ import pytest
 
 from causal_gym import generate_task
 from causal_gym.contracts.families import contract_of
+from causal_gym.reference.analyst import fit_reference, parse_readme, read_staged
 from causal_gym.reference.answer import files_answer
 from causal_gym.rng_keys import parse_key_hex
 from causal_gym.scoring.answer import episode_score
+from orchestrator.integrations.analyst_tools import render_readme
 from orchestrator.sandbox.scratch import owner_of, sandboxes_dir
 from orchestrator.stream.supply import stream_ids
 from tests.support.streams import RUN, Stream, start_stream
@@ -148,6 +150,38 @@ def test_an_episode_over_the_websocket_is_scored_by_the_stream(served: Served) -
     for secret in (key_hex, key_hex.upper(), token, served.stream.key_fingerprint):
         assert secret not in wire and secret not in logged
     assert not re.search(r"\btrain:ate:\d+", wire + logged)
+
+
+def test_an_analyst_episode_is_asked_for_at_reset_and_scored_by_the_stream(
+    served: Served,
+) -> None:
+    seen = served.client("analyst")
+    reset = seen["reset"]["observation"]
+    assert [t["function"]["name"] for t in reset["tools"]] == ["fit", "report"]
+    assert reset["prompt"].startswith("Task (ate):") and "Call fit" in reset["system_prompt"]
+    unknown = seen["unknown"]
+    assert (
+        not unknown["done"]
+        and "unknown column 'no_such_column'" in unknown["observation"]["output"]
+    )
+    assert seen["fit"]["observation"]["output"].startswith("estimate ")
+    report = seen["report"]
+    score = report["observation"]["score"]
+    assert report["done"] and score["valid"] and report["reward"] == score["clipped_reward"]
+    key = parse_key_hex(served.key_file.read_text(), "export")
+    for task_id in itertools.islice(stream_ids(("ate",), 0, 1), 12):
+        task = generate_task(task_id, key)
+        d = parse_readme(task.public.files["README.md"].decode())
+        if reset["prompt"] != render_readme(task.public.files["README.md"].decode()):
+            continue
+        fit = fit_reference(read_staged(task.public.files["data.csv"], d), d)
+        answer = {"estimate": fit.estimate, "ci_lower": fit.ci_lower, "ci_upper": fit.ci_upper}
+        expected = episode_score(task, answer)
+        assert report["reward"] == pytest.approx(expected.clipped_reward, rel=1e-9)
+        break
+    else:
+        pytest.fail("the episode's task is not among the stream's first tasks")
+    assert wait_until(lambda: not served.sandboxes(), 10), served.sandboxes()
 
 
 def test_no_token_or_another_gets_nothing(served: Served, tmp_path: Path) -> None:

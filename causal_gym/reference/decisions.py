@@ -109,10 +109,10 @@ def fit_choice(
         except ImportError:  # copied into a sandbox next to flexible.py
             from flexible import fit_flexible  # type: ignore[no-redef,import-not-found]
         return fit_flexible(staged, d, choice.columns)
-    return analyst.fit_reference(staged, d, choice.columns)  # type: ignore[arg-type]
+    return analyst.fit_reference(staged, d, choice.columns)
 
 
-def fit_report(fit: analyst.ReferenceFit) -> dict[str, float | int | None]:
+def fit_report(fit: analyst.ReferenceFit) -> dict[str, float | int | list[float] | None]:
     """What the fit tool prints (the host shows it rounded and builds the answer from
     it): the estimate, its SE and 90% interval, the z statistic's two-sided p-value
     and the rows used; None where the fit is not estimable."""

@@ -69,17 +69,22 @@ def kit_files() -> dict[str, bytes]:
 
 
 def analyst_readme(task: TaskWire) -> str:
-    """The README as the analyst rendering shows it, in a few hundred tokens: the
-    question, the dictionary's columns by timing, the functional-form line where there
-    is one (the expert tier's), and the Submission section's rules for the family."""
-    from causal_gym.reference import analyst
-
+    """The README as the analyst rendering shows it (render_readme), for a family the
+    toolset answers."""
     if task.family.value not in ANALYST_FAMILIES:
         raise IntegrationError(
             f"the analyst toolset answers {', '.join(ANALYST_FAMILIES)}; "
             f"{task.family.value} needs the full toolset"
         )
-    readme = task.files["README.md"].decode("utf-8")
+    return render_readme(task.files["README.md"].decode("utf-8"))
+
+
+def render_readme(readme: str) -> str:
+    """A seed README in a few hundred tokens: the question, the dictionary's columns by
+    timing, the functional-form line where there is one (the expert tier's), and the
+    Submission section's rules for the family."""
+    from causal_gym.reference import analyst
+
     d = analyst.parse_readme(readme)
     lines = [
         f"Task ({d.family}): the ATE of `{d.treatment}` on `{d.outcome}`, with a 90% interval."

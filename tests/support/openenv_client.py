@@ -67,6 +67,27 @@ def episode(url: str, token: str, kit_names: list[str]) -> dict[str, Any]:
     return seen
 
 
+def analyst(url: str, token: str) -> dict[str, Any]:
+    """With the typed client, an episode in the analyst toolset: reset asking for it; a
+    fit of a column the task does not have (a tool error, the episode goes on); the fit
+    of the pre-treatment columns; the report."""
+    seen: dict[str, Any] = {}
+
+    def record(name: str, result: Any) -> None:
+        seen[name] = {"observation": result.observation.model_dump(mode="json"),
+                      "reward": result.reward, "done": result.done}  # fmt: skip
+
+    with CausalGymEnv(url, token=token, message_timeout_s=120).sync() as env:
+        record("reset", env.reset(rendering="analyst"))
+        fit = {"adjust_for": ["no_such_column"]}
+        record("unknown", env.step(CausalGymAction(tool="fit", arguments=fit)))
+        fit = {"adjust_for": ["pre_treatment"], "estimator": "ols"}
+        record("fit", env.step(CausalGymAction(tool="fit", arguments=fit)))
+        report = {"width": "standard"}
+        record("report", env.step(CausalGymAction(tool="report", arguments=report)))
+    return seen
+
+
 def malformed(url: str, token: str) -> dict[str, Any]:
     """With the generic client: an action no tool accepts, then a good one in the same
     session (a bad message does not end it)."""
@@ -138,6 +159,8 @@ def main() -> None:
     token = Path(token_file).read_text().strip() if token_file != "-" else None
     if scenario == "episode":
         out = episode(url, token or "", sys.argv[4:])
+    elif scenario == "analyst":
+        out = analyst(url, token or "")
     elif scenario == "malformed":
         out = malformed(url, token or "")
     elif scenario == "refused":
