@@ -21,6 +21,7 @@ SERVED = (
     "docs/benchmarks/*",
     "docs/demo/*",
     "docs/demo/attempts/*",
+    "docs/demo/analyst/*",
     "docs/real/*",
     "docs/images/*",
     "docs/stream-openapi-v1.json",

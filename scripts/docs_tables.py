@@ -125,6 +125,50 @@ def demo_families() -> list[str]:
     return rows
 
 
+def analyst_decisions() -> list[str]:
+    """decision_values.json: each decision changed alone, by family and context."""
+    values = _json("docs/demo/analyst/decision_values.json")["values"]
+    families = ("ate", "adjustment", "null_detect")
+    rows = [
+        "| decision | context | " + " | ".join(families) + " |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    order: list[tuple[str, str]] = []
+    cells: dict[tuple[str, str, str], str] = {}
+    for v in values:
+        spot = (v["decision"], v["context"])
+        if spot not in order:
+            order.append(spot)
+        cells[(*spot, v["family"])] = f"{v['mean']:+.3f} ± {v['se']:.3f}"
+    for decision, context in order:
+        shown = [cells.get((decision, context, f), "") for f in families]
+        rows.append(f"| {decision} | {context} | " + " | ".join(shown) + " |")
+    return rows
+
+
+def analyst_ladder() -> list[str]:
+    """decision_values.json's ladder, one column a family."""
+    ladder = _json("docs/demo/analyst/decision_values.json")["ladder"]
+    families = ("ate", "adjustment", "null_detect")
+    rows = ["| policy | " + " | ".join(families) + " |", "| --- | ---: | ---: | ---: |"]
+    policies: list[str] = []
+    cells: dict[tuple[str, str], str] = {}
+    for r in ladder:
+        if r["policy"] not in policies:
+            policies.append(r["policy"])
+        cell = f"{r['mean']:+.3f} ± {r['se']:.3f}"
+        if "decision" in r:
+            d = r["decision"]
+            chosen = [d["columns"], d["estimator"], d["width"]]
+            if d["effect_probability"] is not None:
+                chosen.append(f"p {d['effect_probability']}")
+            cell += f" ({', '.join(chosen)})"
+        cells[(r["policy"], r["family"])] = cell
+    for policy in policies:
+        rows.append(f"| {policy} | " + " | ".join(cells[(policy, f)] for f in families) + " |")
+    return rows
+
+
 def demo_temperature() -> list[str]:
     report = _json("docs/demo/grpo_temperature.json")
     rows = [
@@ -153,8 +197,10 @@ def demo_profile() -> list[str]:
         return sum(s[name]["wall_s"] for s in report["steps"]) / len(report["steps"])
 
     def setup(r: dict) -> str:
-        return (f"{r['generations']} rollouts, {r['max_completion_tokens']} new tokens at most, "
-                f"prompt {r['prompt_tokens_mean']:,.0f} tokens")  # fmt: skip
+        return (
+            f"{r['generations']} rollouts, {r['max_completion_tokens']} new tokens at most, "
+            f"prompt {r['prompt_tokens_mean']:,.0f} tokens"
+        )
 
     rows = [
         f"| phase (wall s a step) | before: {setup(before)} | after: {setup(after)} |",
@@ -436,8 +482,10 @@ def real_ranking() -> list[str]:
             f"{r['mean']:+.4f} ({r['se']:.4f}) | {place['real'][rung]} |"
         )
     n = rewards["real"]["reference"]["n"]
-    rows.append(f"| Kendall's tau between the orders ({n} tasks a group) | "
-                f"{result['kendall_tau']:+.3f} | | | |")  # fmt: skip
+    rows.append(
+        f"| Kendall's tau between the orders ({n} tasks a group) | "
+        f"{result['kendall_tau']:+.3f} | | | |"
+    )
     return rows
 
 
@@ -469,6 +517,8 @@ TABLES: dict[str, Callable[[], list[str]]] = {
     **audit_tables(),
     "demo": demo,
     "demo-families": demo_families,
+    "analyst-decisions": analyst_decisions,
+    "analyst-ladder": analyst_ladder,
     "demo-temperature": demo_temperature,
     "demo-profile": demo_profile,
     "eval-v1-reference": eval_v1_reference,

@@ -217,10 +217,11 @@ class CausalGymAnalystEnvironment(Rollout):
         """Run the tool calls of the rollout's last turn (an assistant message TRL
         parsed but did not run), as TRL would have: by name, the parsed arguments as
         keywords; a call that does not fit is not run."""
-        tools = {"fit": self.fit, "report": self.report}
+        tools: dict[str, Callable[..., str]] = {"fit": self.fit, "report": self.report}
         for call in message.get("tool_calls") or []:
             function = call.get("function", call) if isinstance(call, dict) else {}
-            tool, arguments = tools.get(function.get("name")), function.get("arguments")
+            tool = tools.get(str(function.get("name")))
+            arguments = function.get("arguments")
             if self.done or tool is None or not isinstance(arguments, dict):
                 continue
             try:

@@ -1,4 +1,7 @@
-"""The committed analyst-toolset run (issue 53; scripts/analyst_run.sh,
+"""Checks of the analyst run's record, moved into tests/ when the record exists (it does
+not yet: the GRPO run is in progress, docs/demo/analyst/amendments.md).
+
+The committed analyst-toolset run (issue 53; scripts/analyst_run.sh,
 docs/demo/analyst/): its held-out evaluation answered exactly the registered tasks,
 every arm the same ones in the same order, none of them trained on; every number it
 reports is recomputed from its per-task rows; the registered rules are applied as
