@@ -50,10 +50,13 @@ def _gguf_tokenizer() -> Any:
 
 
 def tokenizer() -> Any:
-    """A fresh copy of it with the ChatML tool template, left padding."""
+    """A fresh copy of it with the ChatML tool template, left padding, and <|im_end|>
+    as its end token (transformers reads the GGUF's as <|im_start|>; a ChatML turn, and
+    TRL's tool-response suffix, end at <|im_end|>)."""
     tok = copy.deepcopy(_gguf_tokenizer())
     tok.chat_template = chatml_tool_template()
     tok.padding_side = "left"
+    tok.eos_token = "<|im_end|>"
     return tok
 
 
