@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from grpo_recipe import lora_config as grpo_lora_config
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -71,16 +73,8 @@ RECIPE = Recipe()
 
 
 def lora_config(recipe: Recipe = RECIPE) -> Any:
-    from peft import LoraConfig
-
-    return LoraConfig(
-        r=recipe.lora_rank,
-        lora_alpha=recipe.lora_alpha,
-        lora_dropout=0.0,
-        target_modules=list(recipe.lora_targets),
-        layers_to_transform=list(recipe.lora_layers),
-        task_type="CAUSAL_LM",
-    )
+    """This recipe's adapters, built as grpo_recipe builds its own."""
+    return grpo_lora_config(recipe)
 
 
 def grpo_config(out: Path, steps: int, recipe: Recipe = RECIPE, save_every: int = 0) -> Any:

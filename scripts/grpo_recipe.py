@@ -45,8 +45,9 @@ class Recipe:
 RECIPE = Recipe()
 
 
-def lora_config(recipe: Recipe = RECIPE) -> Any:
-    """The adapters GRPOTrainer wraps the model in (peft)."""
+def lora_config(recipe: Any = RECIPE) -> Any:
+    """The adapters GRPOTrainer wraps the model in (peft), from any recipe with the
+    lora_rank, lora_alpha, lora_targets and lora_layers fields (analyst_recipe's too)."""
     from peft import LoraConfig
 
     return LoraConfig(
