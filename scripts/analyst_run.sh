@@ -39,6 +39,12 @@ if [ ! -f "$docs/gate.json" ]; then
   (cd scripts && "$py" analyst_gate.py --adapter "../$docs/sft-random" --json "../$docs/gate.json" \
     --work "../$runs/gate")
 fi
+if ! "$py" -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["pass"] else 1)' \
+  "$docs/gate.json"; then
+  echo "analyst_run.sh: the warm start failed its gate ($docs/gate.json): no GRPO step runs;" \
+    "the next round is registered in $docs/amendments.md first" >&2
+  exit 1
+fi
 if [ ! -f "$docs/preregistration.json" ]; then
   stage "pre-registration (commit it before training)"
   (cd scripts && "$py" analyst_preregister.py --key "../$runs/heldout.key" --out "../$docs/preregistration.json")
@@ -61,8 +67,10 @@ for run in grpo placebo; do
     resume=()
     [ -f "$docs/$run/checkpoint/trainer_state.json" ] && resume=(--resume)
     stage "$run ${resume[*]:-}"
+    # a checkpoint every 10 steps, not the recipe's 25: the run is trained in pieces
+    # of a session each (amendments.md, 4)
     (cd scripts && "$py" analyst_grpo.py --out "../$runs" --url "$url" \
-      --token-file "../$runs/trainer.token" --run "$run" "${resume[@]}")
+      --token-file "../$runs/trainer.token" --run "$run" --save-every 10 "${resume[@]}")
   fi
 done
 
