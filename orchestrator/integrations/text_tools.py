@@ -73,13 +73,19 @@ def _blocks(text: str) -> Iterator[str]:
 
 def system_prompt_with_tools(tools: list[dict[str, Any]], intro: str = SYSTEM_PROMPT) -> str:
     """A system prompt (the agents', or a rendering's own) plus how to call the tools
-    in text."""
+    in text. The example calls a tool the prompt offers: bash's example is a harmless
+    look at the data; any other tool's shows only the syntax, since a concrete call
+    (which columns, which estimator) would hint at a decision the model must make."""
     listed = "\n".join(json.dumps(t["function"]) for t in tools)
+    names = [str(t["function"]["name"]) for t in tools]
+    if "bash" in names or not names:
+        example = '{"name": "bash", "arguments": {"command": "head -5 data.csv"}}'
+    else:
+        example = f'{{"name": "{names[0]}", "arguments": {{...}}}}'
     return (
         f"{intro}\n\nYou can call these tools:\n<tools>\n{listed}\n</tools>\n"
         "To call one, write a JSON object with its name and arguments inside "
-        '<tool_call></tool_call> tags, for example:\n<tool_call>\n{"name": "bash", '
-        '"arguments": {"command": "head -5 data.csv"}}\n</tool_call>\n'
+        f"<tool_call></tool_call> tags, for example:\n<tool_call>\n{example}\n</tool_call>\n"
         "Each tool's output comes back inside <tool_response></tool_response> tags."
     )
 
