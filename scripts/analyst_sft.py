@@ -31,6 +31,7 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,26 @@ def examples(
     return episodes, rows
 
 
+def cached_examples(
+    path: Path, tok: Any, args: argparse.Namespace, name: str
+) -> tuple[list[Episode], list[dict[str, Any]]]:
+    """The examples, played once: a rerun after a stop (the episodes are most of an
+    hour on two cores, training the rest) reads them back from `path`, written whole
+    or not at all once every episode has been played."""
+    if path.is_file():
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        if len(lines) == args.tasks:
+            print(f"  {len(lines)} episodes read back from {path}", file=sys.stderr, flush=True)
+            return [Episode(**line["episode"]) for line in lines], [line["row"] for line in lines]
+    episodes, rows = examples(tok, args.arm, args.tasks, name)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w") as handle:
+        for episode, row in zip(episodes, rows, strict=True):
+            handle.write(json.dumps({"episode": asdict(episode), "row": row}) + "\n")
+    partial.replace(path)
+    return episodes, rows
+
+
 def train(model: Any, episodes: list[Episode], epochs: int, lr: float) -> list[dict[str, Any]]:
     """Next-token loss on the model's own tokens (mask 1) of each episode."""
     import torch
@@ -177,7 +198,7 @@ def main() -> None:
     tok = load_tokenizer()
     print(f"{args.arm} decisions on {args.tasks} fresh-key tasks", file=sys.stderr, flush=True)
     name = args.name or f"sft-{args.arm}"
-    episodes, rows = examples(tok, args.arm, args.tasks, name)
+    episodes, rows = cached_examples(args.out / f"{name}_episodes.jsonl", tok, args, name)
     with (args.out / f"{name}_examples.jsonl").open("w") as handle:
         handle.writelines(json.dumps(r) + "\n" for r in rows)
     rewards = [r["clipped_reward"] for r in rows]
