@@ -118,7 +118,8 @@ def cached_examples(
 ) -> tuple[list[Episode], list[dict[str, Any]]]:
     """The examples, played once: a rerun after a stop (the episodes are most of an
     hour on two cores, training the rest) reads them back from `path`, written whole
-    or not at all once every episode has been played."""
+    or not at all once every episode has been played (the tokens and the decisions,
+    never the score's record)."""
     if path.is_file():
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         if len(lines) == args.tasks:
@@ -128,7 +129,10 @@ def cached_examples(
     partial = path.with_name(path.name + ".partial")
     with partial.open("w") as handle:
         for episode, row in zip(episodes, rows, strict=True):
-            handle.write(json.dumps({"episode": asdict(episode), "row": row}) + "\n")
+            # not the record: its score fields (abs_error, covered) with the fit's
+            # estimate would give the task's truth away
+            kept = {k: v for k, v in asdict(episode).items() if k != "record"}
+            handle.write(json.dumps({"episode": kept, "row": row}) + "\n")
     partial.replace(path)
     return episodes, rows
 
