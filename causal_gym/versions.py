@@ -34,6 +34,12 @@ byte. Train tasks (fresh-key streams, the audits) use the newest. History
    product of two weights bounded away from zero left a gap around zero with sharp
    edges that a posterior under the disclosure exploited on the hard tier (issue 41).
    Every other train task stages the bytes version 5 staged.
+7. iv's confounding drawn through what OLS reports, not through its causes
+   (families/iv/confounding.py): OLS's limit and residual variance independent of the
+   effect, where version 6's loadings, bounded away from zero, gave OLS a bias of known
+   sign and size that paid an analyst who read the source 0.02-0.06 a task; the
+   medium tier's first-stage strength drawn wider than its F band (issue 54). Every
+   other train task stages the bytes version 6 staged; eval-v3 keeps version 3.
 
 REWARD_VERSION: which truths and which formula scored an answer. A change to a truth
 the agent never sees (an anchor width, an interval level, a weight) or to the formula
@@ -63,7 +69,7 @@ from typing import Final
 
 from causal_gym.namespaces import Namespace
 
-GENERATOR_VERSION: Final = 6
+GENERATOR_VERSION: Final = 7
 #: The version each frozen split was frozen with (its manifest records the same).
 FROZEN_VERSIONS: Final = {
     Namespace.EVAL_V1: 2,

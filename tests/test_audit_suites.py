@@ -50,7 +50,7 @@ def reproduces(made_by: int, families: tuple[str, ...]) -> bool:
     from causal_gym.realdata.design_tables import design_families
     from causal_gym.task_id import REAL_FAMILIES
 
-    changed_by = {4: REAL_FAMILIES, 5: design_families(), 6: ("mediation",)}
+    changed_by = {4: REAL_FAMILIES, 5: design_families(), 6: ("mediation",), 7: ("iv",)}
     today = generator_version("train")
     changed = {f for v in range(made_by + 1, today + 1) for f in changed_by[v]}
     return made_by >= 3 and not set(families) & changed

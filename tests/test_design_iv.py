@@ -19,13 +19,15 @@ from causal_gym.families.iv.draw import EFFECT_RANGE_BINARY, F_BANDS, WEAK_EXPEC
 from causal_gym.families.iv.model import IvModel, Population, first_stage_f
 from causal_gym.plan.tiers import Tier
 from causal_gym.reference import design_iv
+from causal_gym.versions import GENERATOR_VERSION
 from tests.conftest import cached_task
 
 TOLERANCE_SES = 4.5
 
 
 def _model(tier: Tier, *, binary: bool, late: bool, n: int, seed: int) -> IvModel:
-    return draw_model(tier, 2, binary, late, n, 1.0, np.random.default_rng(seed))[0]
+    rng = np.random.default_rng(seed)
+    return draw_model(tier, 2, binary, late, n, 1.0, rng, GENERATOR_VERSION)[0]
 
 
 def _complier_effects(model: IvModel, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -129,7 +131,9 @@ def test_on_the_weak_tier_wald_under_covers_and_the_posterior_scores_best() -> N
     draws = 800
     for i in range(draws):
         binary = i % 2 == 0
-        model, bound = draw_model(Tier.HARD, 2, binary, binary and i % 4 == 0, 1500, 1.0, rng)
+        model, bound = draw_model(
+            Tier.HARD, 2, binary, binary and i % 4 == 0, 1500, 1.0, rng, GENERATOR_VERSION
+        )
         data = _data(model.draw(rng, 1500))
         truth = model.truth()
         beta, conventional, robust = design_iv.two_sls(data)
@@ -207,3 +211,39 @@ def test_the_kit_cli_says_one_line_for_a_bad_probe_a_missing_file_or_a_broken_re
     assert len(lines) == 3 and all(line.startswith("design reference: ") for line in lines)
     assert "unknown iv probe 'twfe'" in lines[0] and "README.md and data.csv" in lines[1]
     assert "Design" in lines[2]
+
+
+@pytest.mark.parametrize(("binary", "late"), [(True, True), (True, False), (False, False)])
+def test_generator_7s_confounding_reports_the_same_whatever_the_effect(
+    binary: bool, late: bool
+) -> None:
+    """Issue 54: what OLS reports (its coefficient's limit and residual variance) must
+    not depend on the effect. The same draws with the effect moved across the
+    disclosed range give the same OLS limit and residual spread though the truths
+    differ by nearly a range's width; generator 6's draws, with the effect moved alike,
+    move OLS one for one. "The same" up to the generator's own Monte Carlo error: it
+    reads the confounder's coefficient from 20,000 units (confounding.POPULATION), a
+    relative SE of about 1.6%, so OLS may follow the effect by a few percent of its
+    move (5% is 3 SEs), against 100% before; the OLS law it moves within is five
+    half-widths wide, so that tells nothing worth a reward."""
+    from causal_gym.families.iv.confounding import neutral_outcome
+    from causal_gym.families.iv.draw import _with_truth
+
+    def ols_limit(model: IvModel) -> tuple[float, float]:
+        data = _data(model.draw(np.random.default_rng(3), 200_000))
+        design = np.column_stack([np.ones(data.n), data.d, data.z, data.x])
+        coef, *_ = np.linalg.lstsq(design, data.y, rcond=None)
+        return float(coef[1]), float(np.std(data.y - design @ coef))
+
+    model, bound = draw_model(Tier.HARD, 2, binary, late, 2000, 1.0, np.random.default_rng(41), 6)
+    seen = []
+    for truth in (-0.9 * bound, 0.9 * bound):
+        moved = _with_truth(model, truth)
+        old = ols_limit(moved)
+        new = ols_limit(neutral_outcome(moved, bound, 0.3, np.random.default_rng(42)))
+        seen.append((moved.truth(), old, new))
+    (t0, old0, new0), (t1, old1, new1) = seen
+    assert t1 - t0 == pytest.approx(1.8 * bound)
+    assert old1[0] - old0[0] == pytest.approx(t1 - t0, rel=0.05)  # version 6: OLS follows
+    assert abs(new1[0] - new0[0]) < 0.05 * (t1 - t0)
+    assert new1[1] == pytest.approx(new0[1], rel=0.01)

@@ -335,11 +335,20 @@ def _candidate(plan: TaskPlan, streams: TaskStreams, attempt: int) -> Task | Rej
     return Task(public, hidden)
 
 
-def build_task(tid: TaskId, key: DerivationKey, staged_rows: int | None = None) -> Task:
+def build_task(
+    tid: TaskId,
+    key: DerivationKey,
+    staged_rows: int | None = None,
+    generator_version: int | None = None,
+) -> Task:
     """One task in memory; byte-identical for the same key, id and size. `staged_rows`
     pins the size (a frozen split's manifest, or freezing one); without it a train id
-    takes its jittered size and a frozen-split id its planned one."""
+    takes its jittered size and a frozen-split id its planned one. `generator_version`
+    replays an older generator (the audits measure what a version change bought); by
+    default the namespace's own."""
     plan = plan_task(key, tid, staged_rows)
+    if generator_version is not None:
+        plan = dataclasses.replace(plan, generator_version=generator_version)
     rejections: list[Rejection] = []
     for attempt in range(MAX_ATTEMPTS):
         outcome = _candidate(plan, derive_streams(key, tid, attempt), attempt)

@@ -47,7 +47,9 @@ class IvHooks(FamilyHooks):
         estimand = "late" if late else "ate"
         mess = plan_mess(TIER_SPECS[tier], plan.staged_rows, k, streams.messiness)
         scale = theme.outcome.scale
-        model, bound = draw_model(tier, k, theme.binary, late, mess.n_clean, scale, streams.scm)
+        model, bound = draw_model(
+            tier, k, theme.binary, late, mess.n_clean, scale, streams.scm, plan.generator_version
+        )
         clean = model.draw(streams.data, mess.n_clean)
         if tier in F_BANDS:  # the weak tier is certified on its model (draw.py)
             low, high = F_BANDS[tier]
