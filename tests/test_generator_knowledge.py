@@ -114,7 +114,7 @@ def test_generator_3_draws_the_same_scm_but_the_effect() -> None:
 
 
 def test_frozen_splits_stay_at_generator_2_and_only_train_readmes_disclose_the_sizes() -> None:
-    assert generator_version("train") == 7
+    assert generator_version("train") == 6
     assert {generator_version(s) for s in ("eval-v1", "eval-v2", "eval-expert-v1")} == {2}
     line = "Effect size: the true ATE was drawn uniformly between -A and A"
     for task_id, disclosed in (
