@@ -57,6 +57,7 @@ if ! .venv/bin/causal-gym-run stream status analyst --state-dir "$runs/stream" >
   stage "stream"
   .venv/bin/causal-gym-run stream start analyst --state-dir "$runs/stream" \
     --families ate,adjustment,null_detect --workers 1
+  rm -f "$runs/trainer.token"  # a started stream knows none of an earlier one's tokens
 fi
 [ -f "$runs/trainer.token" ] || .venv/bin/causal-gym-run stream token mint analyst trainer \
   --to "$runs/trainer.token" --state-dir "$runs/stream"
