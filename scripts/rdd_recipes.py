@@ -1,6 +1,11 @@
 """rdd's reference against every honest local-polynomial recipe, per public slice.
 
     python scripts/rdd_recipes.py --tasks 1200 --out docs/demo/rdd_recipes/recipes.md
+    python scripts/rdd_recipes.py --compare runs/rdd_recipes.jsonl runs/rdd_recipes_b.jsonl
+
+--compare picks each slice's best recipe on the first sample and reports its gain on
+the second (a fresh key's), beside the second sample's own best: whether a choice by
+slice survives the winner's curse.
 
 Issue 54, part 2: an expert who reads the tier and the design (both public) may pick a
 recipe per slice, so the reference must be within 0.005 reward of the best honest one
@@ -155,12 +160,57 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _cells(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    cells: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        cells[f"{row['tier']}/{row['design']}"].append(row)
+    return cells
+
+
+def _gain(rows: list[dict[str, Any]], name: str) -> tuple[float, float]:
+    diff = np.array(
+        [r["rewards"][name] - r["rewards"][REFERENCE] for r in rows if name in r["rewards"]]
+    )
+    return float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
+
+
+def compare(first: list[dict[str, Any]], second: list[dict[str, Any]]) -> str:
+    """Each slice's pick on `first`, scored on `second` (module docstring)."""
+    a, b = _cells(first), _cells(second)
+    lines = [
+        "| slice | tasks (second) | picked on the first | its gain on the second (SE)"
+        " | best on the second | its gain |",
+        "|---|---:|---|---:|---|---:|",
+    ]
+    for cell in sorted(a.keys() & b.keys()):
+        names = sorted({n for r in a[cell] for n in r["rewards"]})
+        pick = max(names, key=lambda n: _gain(a[cell], n)[0])
+        best = max(names, key=lambda n: _gain(b[cell], n)[0])
+        mean, se = _gain(b[cell], pick)
+        lines.append(
+            f"| {cell} | {len(b[cell])} | {pick} | {mean:+.4f} ({se:.4f})"
+            f" | {best} | {_gain(b[cell], best)[0]:+.4f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", type=int, default=1200)
     parser.add_argument("--rows", type=Path, default=Path("runs/rdd_recipes.jsonl"))
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--compare", type=Path, nargs=2, default=None, metavar="ROWS")
     args = parser.parse_args()
+    if args.compare is not None:
+        text = compare(_read(args.compare[0]), _read(args.compare[1]))
+        print(text)
+        if args.out is not None:
+            args.out.write_text(text)
+        return
     rows = (
         [json.loads(line) for line in args.rows.read_text().splitlines()]
         if args.rows.exists()
