@@ -4,12 +4,11 @@ Up to version 6 the latent confounder's weight on the outcome (kappa) and the ou
 own noise (sigma) were drawn from public ranges bounded away from zero. OLS of the
 outcome on the treatment (given the instrument and covariates) is then the effect
 plus a bias whose size the ranges bound away from zero (so the data show its sign),
-and its residual spread pins the
-weight further: an analyst who read the source could multiply that law into the
-reference's likelihood and beat it by 0.02-0.06 reward a task (issue 54's audit;
-scripts/iv_nuisance.py measures it). The reference uses the reduced form and the
-disclosed range only, so the cure is a generator in which nothing else carries the
-effect.
+and its residual spread pins the weight further: an analyst who read the source could
+multiply that law into the reference's likelihood and beat it by 0.02-0.06 reward a
+task (issue 54's audit; scripts/iv_nuisance.py measures it). The reference uses the
+reduced form and the disclosed range only, so the cure is a generator in which nothing
+else carries the effect.
 
 Version 7 draws the observable summaries of the confounding instead of its causes:
 
