@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from causal_gym.families.iv.confounding import NEUTRAL_CONFOUNDING_VERSION
 from causal_gym.reference import designs
 from causal_gym.reference.design_iv import IvData, _partial, prepare
+from causal_gym.versions import IV_NEUTRAL_CONFOUNDING_VERSION as NEUTRAL_CONFOUNDING_VERSION
 
 #: About a thousand a tier.
 SIM_TASKS = 3000

@@ -33,9 +33,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from causal_gym.families.iv.model import IvModel
+from causal_gym.versions import IV_NEUTRAL_CONFOUNDING_VERSION
 
-#: The first generator version that draws confounding this way.
-NEUTRAL_CONFOUNDING_VERSION = 7
+#: The first generator version that draws confounding this way (versions.py).
+NEUTRAL_CONFOUNDING_VERSION = IV_NEUTRAL_CONFOUNDING_VERSION
 #: G's range: OLS's limit is up to this many half-widths of the disclosed range away
 #: from zero, so its bias is of the size of the effects (and often larger).
 OLS_SPREAD = 2.5
