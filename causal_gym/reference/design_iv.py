@@ -171,22 +171,36 @@ def posterior_quantiles(
     """Rows of (median, 5% quantile, 95% quantile) of the effect for reduced-form
     coefficients a (on y) and s (on d), one pair per row, with covariance
     cov = (V_aa, V_as, V_ss), under a uniform prior on [-bound, bound]."""
-    v_aa, v_as, v_ss = cov
     grid = np.linspace(-bound, bound, points)
+    return designs.grid_quantiles(grid, log_likelihood(grid, a, s, cov))
+
+
+def log_likelihood(
+    grid: np.ndarray, a: np.ndarray, s: np.ndarray, cov: tuple[float, float, float]
+) -> np.ndarray:
+    """Rows (one per (a, s) pair) of the reduced form's log likelihood of each effect on
+    `grid` (the module's docstring)."""
+    v_aa, v_as, v_ss = cov
     spread = v_aa - 2.0 * grid * v_as + grid * grid * v_ss  # w'Vw, w = (1, -b)
     gap = np.asarray(a, dtype=float)[:, None] - grid[None, :] * np.asarray(s, dtype=float)[:, None]
-    return designs.grid_quantiles(grid, -0.5 * gap * gap / spread - 0.5 * np.log(spread))
+    return -0.5 * gap * gap / spread - 0.5 * np.log(spread)
 
 
-def posterior(data: IvData, bound: float) -> tuple[float, float, float]:
-    """(median, 5% quantile, 95% quantile) of the effect under a uniform prior on
-    [-bound, bound] and the reduced form's likelihood (the module's docstring)."""
+def reduced_form(data: IvData) -> tuple[float, float, tuple[float, float, float]]:
+    """(a, s, HC1 covariance of (a, s)): the instrument's coefficients on the outcome and
+    the treatment, covariates partialled out."""
     y, d, z = _partial(data)
     zz = float(z @ z)
     a, s = float(z @ y) / zz, float(z @ d) / zz
     ry, rd = y - a * z, d - s * z
     w = z * z * data.n / data.dof / zz**2  # HC1 weights of the coefficients' covariance
-    cov = (float(w @ (ry * ry)), float(w @ (ry * rd)), float(w @ (rd * rd)))
+    return a, s, (float(w @ (ry * ry)), float(w @ (ry * rd)), float(w @ (rd * rd)))
+
+
+def posterior(data: IvData, bound: float) -> tuple[float, float, float]:
+    """(median, 5% quantile, 95% quantile) of the effect under a uniform prior on
+    [-bound, bound] and the reduced form's likelihood (the module's docstring)."""
+    a, s, cov = reduced_form(data)
     median, low, high = posterior_quantiles(np.array([a]), np.array([s]), cov, bound)[0]
     return float(median), float(low), float(high)
 

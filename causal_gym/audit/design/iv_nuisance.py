@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from causal_gym.reference import designs
-from causal_gym.reference.design_iv import IvData, _partial, prepare
+from causal_gym.reference.design_iv import IvData, _partial, log_likelihood, prepare, reduced_form
 from causal_gym.versions import IV_NEUTRAL_CONFOUNDING_VERSION as NEUTRAL_CONFOUNDING_VERSION
 
 #: About a thousand a tier.
@@ -74,17 +74,6 @@ def ols_with_instrument(data: IvData) -> tuple[float, float]:
     residual = y - design @ coef
     dof = data.n - data.x.shape[1] - 3
     return float(coef[0]), math.sqrt(float(residual @ residual) / dof)
-
-
-def reduced_form(data: IvData) -> tuple[float, float, tuple[float, float, float]]:
-    """(a, s, HC1 covariance of (a, s)): the reference's likelihood's inputs, as
-    design_iv.posterior computes them."""
-    y, d, z = _partial(data)
-    zz = float(z @ z)
-    a, s = float(z @ y) / zz, float(z @ d) / zz
-    ry, rd = y - a * z, d - s * z
-    w = z * z * data.n / data.dof / zz**2
-    return a, s, (float(w @ (ry * ry)), float(w @ (ry * rd)), float(w @ (rd * rd)))
 
 
 def task_features(files: dict[str, bytes]) -> tuple[str, IvData, float, float, float]:
@@ -160,10 +149,9 @@ def probe_answer(
     sims = cell_sims(iv_generator(version), f"{tier}/{kind}")
     if sims is None:
         return None
-    a, s, (v_aa, v_as, v_ss) = reduced_form(data)
+    a, s, cov = reduced_form(data)
     grid = np.linspace(-bound, bound, designs.POSTERIOR_GRID)
-    spread_b = v_aa - 2.0 * grid * v_as + grid * grid * v_ss
-    log_like = -0.5 * (a - grid * s) ** 2 / spread_b - 0.5 * np.log(spread_b)
-    log_like = log_like + nuisance_log_factor(grid, ols, spread, bound, sims)
-    median, low, high = designs.grid_quantiles(grid, log_like[None, :])[0]
+    log_like = log_likelihood(grid, np.array([a]), np.array([s]), cov)
+    log_like = log_like + nuisance_log_factor(grid, ols, spread, bound, sims)[None, :]
+    median, low, high = designs.grid_quantiles(grid, log_like)[0]
     return float(median), float(low), float(high)
